@@ -25,7 +25,7 @@ import {
   runPass,
   TransientReconcileError,
 } from './pass.js';
-import { dropUnrecorded, handleUnrecorded, recordBeforeRetry } from './unrecorded-instance.js';
+import { dropSuperseded, handleUnrecorded, recordBeforeRetry } from './unrecorded-instance.js';
 
 export interface ReconcileDeps extends PassDeps {
   publisher: ReconcilePublisher;
@@ -103,8 +103,12 @@ export async function handleReconcile(
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
       // Created, then the pass threw before its status write landed: recorded like one whose write lost.
-      if (createdNow) unrecorded.set(createdNow.uid, createdNow);
-      await recordBeforeRetry(deps, log, request.proxy, unrecorded);
+      if (createdNow) {
+        unrecorded.set(createdNow.uid, createdNow);
+        created.set(createdNow.uid, createdNow);
+      }
+      const current = await recordBeforeRetry(deps, log, request.proxy, unrecorded);
+      await dropSuperseded(deps, log, request.proxy, created, current);
       throw err;
     }
     if (last.kind !== 'conflict') retryLatched = false;
@@ -114,20 +118,18 @@ export async function handleReconcile(
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {
-      // An instance this delivery created that no status recorded: its proxy was deleted meanwhile.
-      const kept = 'proxy' in last && last.kind !== 'deleted' ? last.proxy.uid : null;
-      for (const instance of created.values()) {
-        if (instance.uid !== kept) await dropUnrecorded(deps, log, request.proxy, instance);
-      }
+      await dropSuperseded(deps, log, request.proxy, created, heldBy(last));
       return { passes: pass, last: last.kind };
     }
   }
   if (last?.kind === 'conflict') {
-    await recordBeforeRetry(deps, log, request.proxy, unrecorded);
+    const current = await recordBeforeRetry(deps, log, request.proxy, unrecorded);
+    await dropSuperseded(deps, log, request.proxy, created, current);
     throw new TransientReconcileError(`status write kept conflicting after ${passes} passes`);
   }
   // Still RequeueNow after the in-process bound (passes or time): hand off (status.nextReconcileAt, a minute on, is the
-  // safety net: patch-status.ts SAFETY_NET_MS).
+  // safety net: patch-status.ts SAFETY_NET_MS). The redelivery knows nothing of what this one created.
+  if (last) await dropSuperseded(deps, log, request.proxy, created, heldBy(last));
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', {
     passes,
@@ -135,6 +137,9 @@ export async function handleReconcile(
   });
   return { passes, last: last?.kind ?? 'not-found' };
 }
+
+/** The uid whose proxy a pass that landed left under the name (null: none, deleted or never there). */
+const heldBy = (r: PassResult): string | null => ('proxy' in r && r.kind !== 'deleted' ? r.proxy.uid : null);
 
 /**
  * The cloud-init arms that leave a proxy on an unreadable credentials version (cloud-init-error.ts): out of

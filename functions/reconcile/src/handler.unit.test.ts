@@ -5,6 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
+import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { type ManagedSpec, ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { SAFETY_NET_MS } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
@@ -864,6 +865,51 @@ describe('reconcile handler: external, conflicts, poison', () => {
     const [providerId] = [...t.provider.instances.keys()];
     expect((await t.doc())!.status.providerId).toBe(providerId);
   });
+
+  // P deleted and created again under its name while pass 1 created P's VM: pass 1's write finds another
+  // proxy (a conflict), and pass 2 reads it. Only a delivery ending as usual deleted the first VM; one that
+  // threw, hit its conflict bound or handed off left it to the GC (10–20 minutes of a VM billing).
+  // Explicit uids: testUid()'s share their first 20 hex digits, so they would name the same instance.
+  it.each([
+    ['its writes keep conflicting', 'conflict'],
+    ['a pass throws (Compute 503)', 'throw'],
+    ['it hands off after the pass bound', 'hand-off'],
+  ] as const)(
+    'an instance made for an earlier incarnation is deleted when the delivery ends because %s',
+    async (_why, exit) => {
+      t.deps.maxPasses = 2;
+      const first = aProxy({ name: 'p1', uid: '11111111-1111-4111-8111-111111111111' });
+      const again = aProxy({
+        name: 'p1',
+        uid: '22222222-2222-4222-8222-222222222222',
+        // The hand-off: it records an instance that is gone (instance-missing, RequeueNow).
+        ...(exit === 'hand-off' ? { status: { providerId: 'zones/us-central1-a/instances/pp-gone' } } : {}),
+      });
+      await create(first);
+      loseFirstWrite(async (name, fresh) => {
+        await t.store.deleteDocument(name, fresh.version);
+        await t.store.create(again);
+        if (exit === 'throw') t.provider.failNext('create', 'transient');
+        if (exit === 'conflict') {
+          loseFirstWrite(async (n, f) => {
+            await t.store.writeStatus(n, { ...f.proxy.status, latencyMillis: 1 }, f.version);
+          });
+        }
+      });
+      const delivery = t.run('p1', 'created');
+      if (exit === 'hand-off') await expect(delivery).resolves.toEqual({ passes: 2, last: 'written' });
+      else await expect(delivery).rejects.toThrow(exit === 'throw' ? /transient|create/ : /kept conflicting/);
+      const firstVm = `zones/us-central1-a/instances/${instanceNameFromUid(first.uid)}`;
+      expect(t.provider.calls).toContainEqual({ op: 'create', providerId: firstVm });
+      expect(t.provider.calls).toContainEqual({ op: 'delete', providerId: firstVm });
+      expect(t.log.lines).toContainEqual(
+        expect.objectContaining({ event: 'reconcile.unrecorded_instance_deleted', uid: first.uid }),
+      );
+      // The proxy now under the name keeps its own: nothing of it was deleted.
+      const deleted = t.provider.calls.filter((c) => c.op === 'delete').map((c) => c.providerId);
+      expect(deleted).toEqual([firstVm]);
+    },
+  );
 
   it('a missing document is done', async () => {
     await expect(t.run('nope')).resolves.toEqual({ passes: 1, last: 'not-found' });

@@ -75,6 +75,26 @@ export async function dropUnrecorded(
 }
 
 /**
+ * Every instance this delivery created (handler.ts `created`) for a uid other than the one the document holds
+ * now (`current`; null: no document): its proxy was deleted — and perhaps created again under the name —
+ * before a status recorded it, so no pass will ever own it. Dropped at every way a delivery ends — as usual,
+ * thrown, at its conflict bound, handed off — or the GC found it 10 to 20 minutes later. `current`
+ * undefined (not known): nothing is dropped.
+ */
+export async function dropSuperseded(
+  deps: UnrecordedDeps,
+  log: Logger,
+  proxy: string,
+  created: ReadonlyMap<string, CreatedInstance>,
+  current: string | null | undefined,
+): Promise<void> {
+  if (current === undefined) return;
+  for (const instance of created.values()) {
+    if (instance.uid !== current) await dropUnrecorded(deps, log, proxy, instance);
+  }
+}
+
+/**
  * A delivery about to throw (a pass failed, or its writes kept conflicting) with an instance it created
  * that no status records yet (handler.ts `unrecorded`): the redelivery knows nothing of it, and a pass
  * that does not create again — the proxy's deletion (which would remove the document and leave the VM to
@@ -82,20 +102,29 @@ export async function dropUnrecorded(
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
  * instance, its phase derived again (Provisioning, or Deleting) and due now. Best effort: if this fails
- * too, the redelivery's create (a 409) or the GC is what is left.
+ * too, the redelivery's create (a 409) or the GC is what is left. Returns the uid the document holds as read
+ * (null: no document) for dropSuperseded, undefined when it was not read (nothing unrecorded: every instance
+ * the delivery created is in a status) or could not be.
  */
 export async function recordBeforeRetry(
   deps: { store: Pick<ProxyStore, 'get' | 'writeStatus'>; clock: Clock },
   log: Logger,
   name: string,
   unrecorded: ReadonlyMap<string, CreatedInstance>,
-): Promise<void> {
-  if (unrecorded.size === 0) return;
+): Promise<string | null | undefined> {
+  if (unrecorded.size === 0) return undefined;
   const { store } = deps;
+  let stored: Awaited<ReturnType<typeof store.get>>;
   try {
-    const stored = await store.get(name);
-    const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
-    if (!stored || !instance || stored.proxy.status.providerId !== null) return;
+    stored = await store.get(name);
+  } catch (err) {
+    log.warn('could not record the instance this delivery created before its retry', { error: err });
+    return undefined;
+  }
+  const current = stored?.proxy.uid ?? null;
+  const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
+  if (!stored || !instance || stored.proxy.status.providerId !== null) return current;
+  try {
     // Due as a pass asking to run again stores it (patch-status.ts nextReconcileAt: a minute on, past
     // Pub/Sub's first redeliveries): should the redeliveries run out (dead-lettered), the requeue sweep
     // finds it due — a Provisioning or Deleting proxy with nothing due is one it never looks at.
@@ -112,6 +141,7 @@ export async function recordBeforeRetry(
   } catch (err) {
     log.warn('could not record the instance this delivery created before its retry', { error: err });
   }
+  return current;
 }
 
 /** Whether the request's providerId names the instance its uid names (its last segment: the name). */
