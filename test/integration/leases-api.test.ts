@@ -8,7 +8,7 @@ import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-col
 import { LeaseClient } from '../../shared/src/client/index.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
-import { LeaseStoreError } from '../../shared/src/ports/lease-store.js';
+import { COOLDOWN_SITES_PER_LEASE, LeaseStoreError } from '../../shared/src/ports/lease-store.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { missingContractFields } from '../../shared/src/testing/log-contract.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -1606,6 +1606,33 @@ describe('POST /v1/leases/{id}/report', () => {
     await report();
     const moved = await doc();
     expect(moved.until).toBe(clock.now().getTime() + WINDOW_S * 1000);
+  });
+
+  it('a lease reporting ever new targets starts cooldowns for COOLDOWN_SITES_PER_LEASE of them: the rest 204 too', async () => {
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({});
+    const targets = Array.from({ length: COOLDOWN_SITES_PER_LEASE + 3 }, (_, i) => `site-${i}.example`);
+    for (const target of targets)
+      expect(
+        (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited', target })).status,
+      ).toBe(204);
+    const stored = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(stored.docs.map((d) => d.get('target')).toSorted()).toEqual(
+      targets.slice(0, COOLDOWN_SITES_PER_LEASE).toSorted(),
+    );
+    // The proxy is not cooling down for the sites past the cap; a lease of its own may cool it down for one.
+    const past = targets.at(-1)!;
+    const next = await acquire({ target: past });
+    expect(next).toMatchObject({ status: 201, body: { proxy: { name: 'a' } } });
+    await call('POST', `/v1/leases/${next.body.leaseId}/report`, { result: 'banned' });
+    expect(await acquire({ target: past })).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+    const text = await (
+      await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(text).toContain(
+      `proxyplane_lease_requests_total{op="report",outcome="accepted"} ${COOLDOWN_SITES_PER_LEASE + 1}`,
+    );
+    expect(text).toContain('proxyplane_lease_requests_total{op="report",outcome="cooldown_capped"} 3');
   });
 
   it('the report target wins, and without any target the cooldown is global', async () => {

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DocumentReference, Firestore } from '@google-cloud/firestore';
+import { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
@@ -14,7 +14,11 @@ import { loggedLeaseId } from '../../shared/src/adapters/log/logged-lease-id.js'
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
-import type { KeyIntent, NewLease } from '../../shared/src/ports/lease-store.js';
+import {
+  COOLDOWN_SITES_PER_LEASE,
+  type KeyIntent,
+  type NewLease,
+} from '../../shared/src/ports/lease-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { heldUpFirestore } from '../support/held-up-firestore.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
@@ -701,18 +705,25 @@ describe('FirestoreLeaseStore', () => {
     expect(JSON.stringify(log.lines)).not.toContain(g.lease.id);
   });
 
+  /** A cooldown of the lease `leaseId` on p1 for `target`, for a minute from now. */
+  const cooldownOn = (leaseId: string, target: string) => ({
+    proxy: 'p1',
+    proxyUid: UID,
+    target,
+    until: new Date(clock.now().getTime() + 60_000),
+    reason: 'rate_limited' as const,
+    leaseId,
+    reportedAt: clock.now(),
+  });
+
   it('cooldowns are shared by replicas and survive a restart', async () => {
     const r1 = store();
     await r1.ready(10_000);
-    await r1.startCooldown({
-      proxy: 'p1',
-      proxyUid: UID,
-      target: 'site.example',
-      until: new Date(clock.now().getTime() + 60_000),
-      reason: 'rate_limited',
-      leaseId: 'x',
-      reportedAt: clock.now(),
-    });
+    const g = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    expect(await r1.startCooldown(cooldownOn(g.lease.id, 'site.example'))).toBe('started');
+    expect(await r1.startCooldown(cooldownOn('no-such-lease', 'gone.example'))).toBe('unknown_lease');
+    expect(r1.coolingDown(inst('p1'), 'gone.example', clock.now())).toBe(false);
     expect(r1.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     expect(r1.coolingDown(inst('p1'), 'other.example', clock.now())).toBe(false);
     await r1.stop();
@@ -721,6 +732,40 @@ describe('FirestoreLeaseStore', () => {
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     clock.advance(60_000);
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(false);
+  });
+
+  it('one lease starts cooldowns for at most COOLDOWN_SITES_PER_LEASE sites, reported at once on two replicas', async () => {
+    // Each report of a new target wrote a cooldown document of its own — one lease, any number of them,
+    // each read by every replica's listener.
+    const [r1, r2] = [store(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const g = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    const sites = Array.from({ length: COOLDOWN_SITES_PER_LEASE + 8 }, (_, i) => `site-${i}.example`);
+    const answers = await Promise.all(
+      sites.map((site, i) => (i % 2 ? r1 : r2).startCooldown(cooldownOn(g.lease.id, site))),
+    );
+    const stored = await db.collection(LEASE_COLLECTIONS.cooldowns).where('leaseId', '==', g.lease.id).get();
+    expect(stored.size).toBe(COOLDOWN_SITES_PER_LEASE);
+    expect(answers.filter((a) => a === 'started')).toHaveLength(COOLDOWN_SITES_PER_LEASE);
+    expect(answers.filter((a) => a === 'capped')).toHaveLength(8);
+    const started = sites.filter((_, i) => answers[i] === 'started');
+    expect(stored.docs.map((d) => d.get('target')).toSorted()).toEqual(started.toSorted());
+    // A site it cools down already is cooled down again (its end moved on); a new one still is not.
+    clock.advance(10_000);
+    expect(await r2.startCooldown(cooldownOn(g.lease.id, started[0]!))).toBe('started');
+    const capped = sites.find((_, i) => answers[i] === 'capped')!;
+    expect(await r1.startCooldown(cooldownOn(g.lease.id, capped))).toBe('capped');
+    expect(r1.coolingDown(inst('p1'), capped, clock.now())).toBe(false);
+    expect(
+      (await db.collection(LEASE_COLLECTIONS.cooldowns).doc(cooldownDocId('p1', started[0]!)).get()).get(
+        'until',
+      ),
+    ).toEqual(Timestamp.fromMillis(clock.now().getTime() + 60_000));
+    // Another lease on the same proxy has sites of its own.
+    const h = await r2.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (h.kind !== 'granted') throw new Error('not granted');
+    expect(await r2.startCooldown(cooldownOn(h.lease.id, capped))).toBe('started');
   });
 
   it('a replica loads only the cooldowns still running, not every one the TTL has yet to delete', async () => {

@@ -94,6 +94,15 @@ export type RenewOutcome =
   /** Active, but its proxy may no longer be leased (being deleted, gone, or held by the gateway). */
   | { kind: 'withdrawn'; lease: Lease };
 
+/**
+ * Sites one lease may start cooldowns for (each its own document, read by every API replica's listener):
+ * a report for one more is accepted and starts none (docs/leases.md § Leases). A crawler sends one
+ * `target` per lease; 32 leaves room for one that reports the sites it reaches through it.
+ */
+export const COOLDOWN_SITES_PER_LEASE = 32;
+
+export type CooldownStart = 'started' | 'capped' | 'unknown_lease';
+
 export interface LeaseStore {
   /** Resolves once the local views of lease state and cooldowns have loaded. */
   ready(timeoutMs: number): Promise<void>;
@@ -142,7 +151,12 @@ export interface LeaseStore {
   markReplayed(recordId: string, version: KeyVersion): Promise<boolean>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
   find(leaseId: string): Promise<Lease | null>;
-  startCooldown(cooldown: Cooldown): Promise<void>;
+  /**
+   * Writes the cooldown, and records its site (`cooldown.target`) on its lease: `capped` — nothing written
+   * — when the lease has started cooldowns for COOLDOWN_SITES_PER_LEASE other sites already;
+   * `unknown_lease` when its lease document is gone.
+   */
+  startCooldown(cooldown: Cooldown): Promise<CooldownStart>;
   stop(): Promise<void>;
 }
 

@@ -93,7 +93,11 @@ export type AcquireOutcome =
    */
   | { kind: 'key_spent'; withdrawn?: boolean };
 
-export type ReportOutcome = 'accepted' | 'unknown_lease';
+/**
+ * `cooldown_capped`: accepted, but the cooldown it asked for was not started — its lease has started
+ * cooldowns for COOLDOWN_SITES_PER_LEASE other sites already (answered as `accepted`: 204).
+ */
+export type ReportOutcome = 'accepted' | 'cooldown_capped' | 'unknown_lease';
 
 /**
  * What the store answers a renewal, or `cordoned`: active, but its proxy was cordoned (spec.cordoned) — the
@@ -472,8 +476,11 @@ export class LeaseService {
     if (!lease || this.pastWindow(lease)) return 'unknown_lease';
     const now = this.deps.clock.now();
     const cooldown = cooldownFor(lease, report, this.deps.settings, now);
-    if (cooldown && this.cooldownWriteDue(lease, cooldown, now) && (await this.coolsDown(lease)))
-      await this.deps.store.startCooldown(cooldown);
+    if (cooldown && this.cooldownWriteDue(lease, cooldown, now) && (await this.coolsDown(lease))) {
+      const started = await this.deps.store.startCooldown(cooldown);
+      if (started === 'capped') return 'cooldown_capped';
+      if (started === 'unknown_lease') return 'unknown_lease'; // its document deleted since it was read
+    }
     return 'accepted';
   }
 

@@ -29,6 +29,8 @@ import {
 import { type Candidate, ranksBehind } from '../../domain/leases/selection.js';
 import type { Clock } from '../../ports/clock.js';
 import {
+  COOLDOWN_SITES_PER_LEASE,
+  type CooldownStart,
   type GrantOutcome,
   type GrantRequest,
   type KeyDrop,
@@ -150,6 +152,8 @@ export class FirestoreLeaseStore implements LeaseStore {
   private readonly access: LeaseStateAccess;
   private readonly cooldowns: LeaseCooldownCache;
   private readonly lock = new KeyedLock();
+  /** This replica's cooldown writes, one lease at a time (startCooldown). */
+  private readonly leaseLock = new KeyedLock();
   private readonly inFlight = new PendingCounter();
   private listener: CollectionListener | null = null;
   /** The newest read of every lease state (null: it failed). */
@@ -848,12 +852,50 @@ export class FirestoreLeaseStore implements LeaseStore {
     return { lease: null, proxy: leaseProxyOf(data), version, renewalId };
   }
 
-  async startCooldown(cooldown: Cooldown): Promise<void> {
+  /**
+   * The sites a lease has started cooldowns for are listed on it (`cooldownSites`): a cooldown for a site
+   * not listed yet is written together with the site's addition, preconditioned on the lease document as
+   * read, so that reports at once on any replicas never list more than COOLDOWN_SITES_PER_LEASE. Without
+   * it one lease reporting ever new targets wrote a cooldown document for each.
+   */
+  startCooldown(cooldown: Cooldown): Promise<CooldownStart> {
+    // One lease's reports on this replica one at a time: at once they would race for its document.
+    const wait = {
+      ms: this.lockWaitMs,
+      error: () => new LockWaitError('unavailable', `cooldowns of a lease queued past ${this.lockWaitMs} ms`),
+    };
+    return this.leaseLock.run(cooldown.leaseId, () => this.writeCooldown(cooldown), wait);
+  }
+
+  private async writeCooldown(cooldown: Cooldown): Promise<CooldownStart> {
     const id = cooldownDocId(cooldown.proxy, cooldown.target);
-    await guard('write cooldown', () =>
-      this.db.collection(LEASE_COLLECTIONS.cooldowns).doc(id).set(encodeCooldown(cooldown)),
-    );
-    this.cooldowns.put(id, cooldown);
+    const ref = this.db.collection(LEASE_COLLECTIONS.cooldowns).doc(id);
+    const leaseRef = this.leaseRef(cooldown.leaseId);
+    for (let attempt = 1; ; attempt++) {
+      const lease = await guard('read lease', () => leaseRef.get());
+      if (!lease.exists || !lease.updateTime) return 'unknown_lease';
+      const sites = sitesOf(lease.get(COOLDOWN_SITES_FIELD));
+      const listed = sites.includes(cooldown.target);
+      if (!listed && sites.length >= COOLDOWN_SITES_PER_LEASE) return 'capped';
+      const batch = this.db.batch().set(ref, encodeCooldown(cooldown));
+      if (!listed) {
+        const add = { [COOLDOWN_SITES_FIELD]: FieldValue.arrayUnion(cooldown.target) };
+        batch.update(leaseRef, add, { lastUpdateTime: lease.updateTime });
+      }
+      try {
+        await bounded(batch.commit(), 'write cooldown');
+        this.cooldowns.put(id, cooldown);
+        return 'started';
+      } catch (err) {
+        // The lease written since it was read (a renewal, another report): read it again.
+        if (!isConflict(err)) throw new LeaseStoreError('unavailable', 'write cooldown', { cause: err });
+        if (attempt >= this.maxCommits)
+          throw new LeaseStoreError('contended', `no cooldown written after ${attempt} attempts`, {
+            cause: err,
+          });
+        await jitteredBackoff(attempt);
+      }
+    }
   }
 
   /**
@@ -897,6 +939,14 @@ interface LocatedLease {
 
 /** The lease document's field naming the renewal request that last wrote it (renew). */
 const RENEWAL_ID_FIELD = 'renewalId';
+
+/** The lease document's list of the sites it started cooldowns for (startCooldown). */
+const COOLDOWN_SITES_FIELD = 'cooldownSites';
+
+/** The sites listed on a lease (none when the field is absent, or edited into something else). */
+function sitesOf(field: unknown): string[] {
+  return Array.isArray(field) ? field.filter((s): s is string => typeof s === 'string') : [];
+}
 
 /** Deletes of an ended lease's key record tried before a failure in passing is answered 503. */
 const KEY_DROP_ATTEMPTS = 3;
