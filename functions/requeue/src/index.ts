@@ -76,7 +76,7 @@ async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;
     const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
-    await recordedSweep({ runs, clock: systemClock, log }, deadline, (resumeAt) =>
+    await recordedSweep({ runs, clock: systemClock, log, tickPeriodMs: period }, deadline, (resumeAt) =>
       runSweep(deps, tickAt, resumeAt),
     );
   } catch (err) {

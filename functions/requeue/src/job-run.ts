@@ -1,6 +1,7 @@
 // Records each requeue sweep in jobRuns/requeue-sweep (issue 11: the job list shows when it last ran and
-// how many proxies it requeued). Unlike probe and gc, a sweep is never skipped as a duplicate: sweeps are
-// built to overlap harmlessly (sweep.ts), so the record only reports (recordRun).
+// how many proxies it requeued), and claims it as probe and gc do: a tick Pub/Sub delivers twice at once
+// is swept once. Sweeps are built to overlap harmlessly (sweep.ts) and the record otherwise only reports:
+// a sweep whose claim fails still runs (recordRun).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -61,11 +62,17 @@ export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
  * logged by the caller (index.ts).
  */
 export async function recordedSweep(
-  deps: { runs: JobRunStore; clock: Clock; log: Logger },
+  deps: {
+    runs: JobRunStore;
+    clock: Clock;
+    log: Logger;
+    /** The Scheduler period: a second delivery within half of it is a duplicate. */
+    tickPeriodMs: number;
+  },
   /** When the sweep's window ends (sweepWindow): recorded with its claim. */
   deadline: Date,
   sweep: (resumeDriftAt: Date | null) => Promise<SweepReport>,
-): Promise<SweepReport> {
+): Promise<SweepReport | null> {
   const report = await recordRun(
     {
       runs: deps.runs,
@@ -75,8 +82,16 @@ export async function recordedSweep(
     REQUEUE_JOB,
     (previous) => sweep(resumeDriftAt(previous, deps.clock.now())),
     sweepResult,
-    deadline,
+    // Half a period, as the probe: a duplicate delivered at once (Pub/Sub is at least once, and two
+    // instances may take the copies) published every due proxy and drift slot of the minute twice; the
+    // next tick's sweep is a period on. After a sweep recorded failed (stopped early), a delivery runs: it
+    // takes up the window the failed one left.
+    { minGapMs: deps.tickPeriodMs / 2, retryAfterFailure: true, deadline },
   );
+  if (report === null) {
+    deps.log.info('requeue tick skipped: a sweep started moments ago (duplicate delivery)', {});
+    return null;
+  }
   const { error } = sweepResult(report);
   if (error !== null) logTickFailure(deps.log, REQUEUE_JOB, error);
   return report;

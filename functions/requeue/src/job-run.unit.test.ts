@@ -15,10 +15,12 @@ class MemoryRuns implements JobRunStore {
   async list() {
     return [...this.runs.values()];
   }
-  async claim(job: string, now: Date, minGapMs: number, deadline?: Date) {
+  async claim(job: string, now: Date, minGapMs: number, deadline?: Date, retryAfterFailure = false) {
     if (this.failClaim) throw new Error('firestore down');
     const previous = this.runs.get(job) ?? null;
-    if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
+    // As FirestoreJobRunStore's `blocks`.
+    const within = previous && now.getTime() - previous.startedAt.getTime() < minGapMs;
+    if (within && !(retryAfterFailure && previous.ok === false)) return null;
     // As FirestoreJobRunStore: the last finished run's nextWindowStart is carried while this one runs.
     const carried = previous?.nextWindowStart ?? null;
     this.runs.set(job, {
@@ -63,7 +65,7 @@ function setup() {
       if (r instanceof Error) throw r;
       return r;
     };
-  return { runs, clock, log, deps: { runs, clock, log }, sweep, resumedAt };
+  return { runs, clock, log, deps: { runs, clock, log, tickPeriodMs: 60_000 }, sweep, resumedAt };
 }
 
 describe('recordedSweep', () => {
@@ -83,8 +85,9 @@ describe('recordedSweep', () => {
   });
 
   it("hands the next sweep the drift range's end the last finished run recorded, whichever instance ran it", async () => {
-    const { deps, sweep, resumedAt, runs } = setup();
+    const { deps, sweep, resumedAt, runs, clock } = setup();
     await recordedSweep(deps, windowEnd(deps), sweep(report));
+    clock.set(new Date('2026-02-01T12:01:00Z'));
     await recordedSweep(
       deps,
       windowEnd(deps),
@@ -92,7 +95,8 @@ describe('recordedSweep', () => {
     );
     expect(resumedAt).toEqual([null, new Date('2026-02-01T12:01:00Z')]);
     // A record claimed before runs recorded their deadline says nothing of a run that never finished.
-    runs.runs.set('requeue-sweep', { ...runs.runs.get('requeue-sweep')!, finishedAt: null });
+    runs.runs.set('requeue-sweep', { ...runs.runs.get('requeue-sweep')!, finishedAt: null, deadline: null });
+    clock.set(new Date('2026-02-01T12:02:00Z'));
     await recordedSweep(deps, windowEnd(deps), sweep(report));
     expect(resumedAt[2]).toBeNull();
   });
@@ -106,7 +110,7 @@ describe('recordedSweep', () => {
       '12:02:00',
       '12:01:00',
     ],
-    ['still within its window: the range is its own', '12:01:30', null],
+    ['still within its window: the range is its own', '12:01:40', null],
   ])('a sweep that never recorded its end, the next one starting %s', async (_, nextAt, resumed) => {
     const { deps, sweep, resumedAt, runs, clock } = setup();
     await recordedSweep(deps, windowEnd(deps), sweep(report)); // the next range starts at 12:01
@@ -134,10 +138,24 @@ describe('recordedSweep', () => {
     ]);
   });
 
-  it('never skips a sweep as a duplicate: back-to-back ticks both record', async () => {
-    const { runs, deps, sweep } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep(report, 0));
-    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }, 0));
+  // A tick delivered twice (Pub/Sub is at least once) was swept twice: every due proxy and drift slot of
+  // its minute published twice. The claim with a gap is what two copies on two instances share; the
+  // emulator-backed test (test/integration/requeue-duplicate-tick.test.ts) delivers both at once.
+  it('sweeps a second delivery within half a period not at all; the next tick, and one after a failed sweep, it does', async () => {
+    const { runs, deps, sweep, clock, resumedAt, log } = setup();
+    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    clock.set(new Date('2026-02-01T12:00:20Z'));
+    await expect(recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }))).resolves.toBeNull();
+    expect(resumedAt).toHaveLength(1);
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({ startedAt: new Date('2026-02-01T12:00:00Z') });
+    expect(log.lines.map((l) => l.message)).toContain(
+      'requeue tick skipped: a sweep started moments ago (duplicate delivery)',
+    );
+    clock.set(new Date('2026-02-01T12:01:00Z')); // the next tick
+    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, failure: new Error('listDue failed') }, 0));
+    clock.set(new Date('2026-02-01T12:01:05Z')); // a copy of it, after the sweep stopped early
+    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }));
+    expect(resumedAt).toHaveLength(3);
     expect(runs.runs.get('requeue-sweep')?.counts.due).toBe(9);
   });
 
@@ -148,9 +166,10 @@ describe('recordedSweep', () => {
   });
 
   it('a sweep whose publishes failed is a failed tick (job.tick_failed, which failing_jobs counts); one without is not', async () => {
-    const { deps, sweep, log } = setup();
+    const { deps, sweep, log, clock } = setup();
     await recordedSweep(deps, windowEnd(deps), sweep(report));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([]);
+    clock.set(new Date('2026-02-01T12:01:00Z'));
     await recordedSweep(deps, windowEnd(deps), sweep({ ...report, publishFailures: 2 }));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
       expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error: '2 publish(es) failed' }),

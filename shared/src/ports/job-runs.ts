@@ -38,7 +38,8 @@ export interface JobRunStore {
   /**
    * Starts a run unless another one started less than `minGapMs` ago (then null: a duplicate delivery) —
    * with `retryAfterFailure`, unless that one recorded a failure: for a job whose every recorded failure is
-   * thrown (the probe's), the delivery after one is Pub/Sub's retry. Returns the previous run (or null on
+   * thrown (the probe's), the delivery after one is Pub/Sub's retry (for the requeue, it takes up the
+   * window a sweep that stopped early left). Returns the previous run (or null on
    * the first) so the caller can derive its window from it. With a gap (runs that are not meant to
    * overlap), a previous run that never recorded its end is named in the new run's `error` until the new
    * run finishes: a job whose every run dies must not read as always in progress. `deadline` is recorded
@@ -74,24 +75,28 @@ export interface RunResult {
 }
 
 /**
- * Runs `work` as a recorded run of `job` for a function whose ticks need no duplicate check (requeue,
- * snapshot: a second run is harmless). The record only reports: a failure to claim or finish it goes to
+ * Runs `work` as a recorded run of `job`. The record only reports: a failure to claim or finish it goes to
  * `onRecordError` and never stops or fails the work, which is then given no previous run. A failed work
- * is recorded (ok false) and rethrown.
+ * is recorded (ok false) and rethrown. Claimed with a `minGapMs` (requeue), a delivery the claim refuses
+ * as a duplicate runs nothing and gives null; without one (snapshot: a second run is harmless), every
+ * delivery runs.
  */
 export async function recordRun<T>(
   deps: { runs: JobRunStore; now: () => Date; onRecordError: (err: unknown) => void },
   job: string,
   work: (previous: JobRun | null) => Promise<T>,
   result: (value: T) => RunResult,
-  /** Recorded with the claim (JobRun.deadline). */
-  deadline?: Date,
-): Promise<T> {
+  /** The claim's gap, retryAfterFailure and deadline (JobRunStore.claim). */
+  claim: { minGapMs?: number; retryAfterFailure?: boolean; deadline?: Date } = {},
+): Promise<T | null> {
   let recording = false;
   let previous: JobRun | null = null;
   const startedAt = deps.now();
+  const minGapMs = claim.minGapMs ?? 0;
   try {
-    const claimed = await deps.runs.claim(job, startedAt, 0, deadline);
+    const claimed = await deps.runs.claim(job, startedAt, minGapMs, claim.deadline, claim.retryAfterFailure);
+    // Only a claim with a gap is ever refused: another delivery of the tick is running, or just ran.
+    if (claimed === null && minGapMs > 0) return null;
     recording = claimed !== null;
     previous = claimed?.previous ?? null;
   } catch (err) {

@@ -5,12 +5,13 @@ import type { JobRun, JobRunStore } from '../../ports/job-runs.js';
 import { Collections } from './collections.js';
 
 /**
- * Whether `previous` makes a claim at `now` a duplicate: it started within the gap — and, for a job that
- * throws every failure it records (`retryAfterFailure`: the probe), did not record a failure. Such a tick
+ * Whether `previous` makes a claim at `now` a duplicate: it started within the gap — and, with
+ * `retryAfterFailure`, did not record a failure. The probe throws every failure it records: such a tick
  * is redelivered by Pub/Sub — in production ~10 s on for the probe, whose gap is half its 60 s period — and
  * that delivery is the retry, not a duplicate: refused, the tick's work waited for the next tick,
- * contrary to what a thrown tick promises. (gc records the failures it expects and acknowledges them: a
- * delivery after one is a duplicate.)
+ * contrary to what a thrown tick promises. A requeue sweep recorded failed may have stopped early, leaving
+ * its window to another delivery. (gc records the failures it expects and acknowledges them: a delivery
+ * after one is a duplicate.)
  */
 const blocks = (previous: JobRun, now: Date, minGapMs: number, retryAfterFailure: boolean): boolean =>
   now.getTime() - previous.startedAt.getTime() < minGapMs && !(retryAfterFailure && previous.ok === false);
@@ -104,8 +105,8 @@ export class FirestoreJobRunStore implements JobRunStore {
 /**
  * A run that died (crash, function timeout) never records its end, and the next claim overwrites its
  * record: without this note a job whose every run dies would only ever read "in progress". Said while the
- * new run is in progress (its own end replaces it). Only for jobs claimed with a gap (gc, probe), whose
- * runs are not meant to overlap: requeue's and snapshot's may, so an unfinished predecessor means nothing.
+ * new run is in progress (its own end replaces it). Only for jobs claimed with a gap (gc, probe, requeue),
+ * whose runs are not meant to overlap: snapshot's may, so an unfinished predecessor means nothing.
  */
 function unfinishedNote(previous: JobRun | null, minGapMs: number): string | null {
   if (!previous || previous.finishedAt !== null || minGapMs <= 0) return null;
