@@ -12,6 +12,9 @@ import { type Authenticator, bearerToken, type Principal } from './authenticator
 /** RFC 6750 §3.1: a valid credential that may not do this. Clients tell it from a bad credential by it. */
 export const INSUFFICIENT_SCOPE = 'Bearer realm="proxyplane", error="insufficient_scope"';
 
+/** Retry-After of a credential that cannot be checked now (docs/api.md § Errors): every guard's 503. */
+export const AUTH_UNAVAILABLE_RETRY_SECONDS = 5;
+
 export const requireAdmin = (authenticator: Authenticator) =>
   createMiddleware<{ Variables: { principal: Principal } }>(async (c, next) => {
     const token = bearerToken(c.req.header('authorization'));
@@ -28,7 +31,9 @@ export const requireAdmin = (authenticator: Authenticator) =>
       });
     }
     if (outcome.code === 'unavailable') {
-      throw new ApiError(503, 'unavailable', outcome.reason, { retryAfterSeconds: 5 });
+      throw new ApiError(503, 'unavailable', outcome.reason, {
+        retryAfterSeconds: AUTH_UNAVAILABLE_RETRY_SECONDS,
+      });
     }
     throw new ApiError(401, 'unauthenticated', outcome.reason, {
       headers: { 'WWW-Authenticate': 'Bearer realm="proxyplane"' },

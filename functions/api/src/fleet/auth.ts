@@ -14,7 +14,7 @@ import {
   MAX_TOKEN_LENGTH,
   type Principal,
 } from '../auth/authenticator.js';
-import { INSUFFICIENT_SCOPE } from '../auth/middleware.js';
+import { AUTH_UNAVAILABLE_RETRY_SECONDS, INSUFFICIENT_SCOPE } from '../auth/middleware.js';
 import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { loginPage } from './page.js';
 
@@ -41,6 +41,9 @@ export function rememberToken(c: Context, token: string): void {
 export const forgetToken = (c: Context) => deleteCookie(c, COOKIE, { path: '/fleet' });
 
 function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: string) {
+  // 503: the credential could not be checked now — the admin guard's Retry-After, which clients (the CLI's
+  // `fleet watch`) wait for and retry, where a 503 without one is an error to them.
+  if (status === 503) c.header('Retry-After', String(AUTH_UNAVAILABLE_RETRY_SECONDS));
   if (wantsHtml(c)) return c.html(loginPage(reason), status);
   return c.json({ error: code, message: reason }, status);
 }
@@ -55,7 +58,9 @@ export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: fals
   if (outcome.code === 'forbidden')
     return c.html(loginPage(`That token is refused: ${outcome.reason}.`), 403);
   if (outcome.code === 'unavailable') {
-    return c.html(loginPage('That token cannot be checked right now: try again shortly.'), 503);
+    return c.html(loginPage('That token cannot be checked right now: try again shortly.'), 503, {
+      'Retry-After': String(AUTH_UNAVAILABLE_RETRY_SECONDS),
+    });
   }
   return c.html(loginPage('That token was not accepted.'), 401);
 }
