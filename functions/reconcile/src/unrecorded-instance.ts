@@ -20,7 +20,7 @@
 // proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
 
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { isInstanceNamedFor } from '../../../shared/src/domain/instance-name.js';
+import { isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
 import { nextReconcileAt } from '../../../shared/src/domain/reconcile/patch-status.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
@@ -89,8 +89,11 @@ export async function dropSuperseded(
   current: string | null | undefined,
 ): Promise<void> {
   if (current === undefined) return;
+  // By uidKey, as every "does it name the same instance" comparison: a uid the document holds spelt another
+  // way (a console edit changing its case) still holds the instance named after it — the live proxy's own.
+  const kept = current === null ? null : uidKey(current);
   for (const instance of created.values()) {
-    if (instance.uid !== current) await dropUnrecorded(deps, log, proxy, instance);
+    if (uidKey(instance.uid) !== kept) await dropUnrecorded(deps, log, proxy, instance);
   }
 }
 

@@ -15,6 +15,7 @@ import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
 import { noHealth } from './health-source.js';
 import { TransientReconcileError } from './pass.js';
+import { dropSuperseded } from './unrecorded-instance.js';
 
 const zone = 'us-central1-a';
 
@@ -190,5 +191,31 @@ describe('unrecorded-instance requests', () => {
     );
     expect(ReconcileRequest.safeParse({ proxy: 'p', reason: 'unrecorded-instance' }).success).toBe(false);
     expect(ReconcileRequest.safeParse({ proxy: 'p', reason: 'requeue', instance }).success).toBe(false);
+  });
+});
+
+describe('dropSuperseded', () => {
+  it("keeps the instance of the uid the document holds spelt another way (a console edit's case), and drops one of another uid", async () => {
+    const { deps, log, provider, uid, providerId } = await setup();
+    const other = randomUUID();
+    const { providerId: otherId } = await provider.create({
+      name: instanceNameFromUid(other),
+      proxyName: 'gone',
+      uid: other,
+      zone,
+      machineType: 'e2-small',
+      image: 'debian-12',
+      port: 3128,
+      protocol: 'http',
+      startupScript: '',
+      credentialsSecret: null,
+      specHash: 'h',
+    });
+    const created = new Map([
+      [uid, { provider: 'gce', providerId, uid }],
+      [other, { provider: 'gce', providerId: otherId, uid: other }],
+    ]);
+    await dropSuperseded(deps, log, 'gone', created, uid.toUpperCase());
+    expect(provider.calls.filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', providerId: otherId }]);
   });
 });
