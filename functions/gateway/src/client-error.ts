@@ -18,6 +18,8 @@ type ServerSocket = Socket & { _httpMessage?: { headersSent: boolean } | null };
 function refusal(code: string | undefined): [number, string] {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'header_timeout'];
   if (code === 'HPE_HEADER_OVERFLOW') return [431, 'header_too_large'];
+  // A chunk's extensions past Node's 16 KiB: Node's 413, and the body limit's code on /v1/fetch.
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return [413, 'body_too_large'];
   return [400, 'bad_request'];
 }
 

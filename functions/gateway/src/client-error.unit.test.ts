@@ -60,6 +60,12 @@ it.each([
     'header_too_large',
     `GET / HTTP/1.1\r\nHost: gw\r\nX-Big: ${'a'.repeat(2048)}\r\n\r\n`,
   ],
+  [
+    "a chunk's extensions over Node's limit",
+    413,
+    'body_too_large',
+    `POST /v1/fetch HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\n\r\n5;${'a'.repeat(20_000)}\r\n`,
+  ],
   ['a head that is not HTTP', 400, 'bad_request', 'HELLO THERE\r\n\r\n'],
 ])('%s: %i with X-Proxyplane-Error %s and its JSON body, then closed', async (_, status, code, bytes) => {
   const text = await exchange(bytes);
