@@ -3,6 +3,7 @@
 // id is unknown_job before a request is made, so the API's credentials never touch another job.
 import type { CloudSchedulerClient, protos } from '@google-cloud/scheduler';
 import { type JobScheduler, JobSchedulerError, type ScheduledJob } from '../../ports/job-scheduler.js';
+import { withDeadline } from '../deadline.js';
 import { toJobSchedulerError } from './errors.js';
 import { type JobLocation, jobIdOf, jobResourceName, jobsParent } from './job-names.js';
 import { toScheduledJob } from './job-view.js';
@@ -28,24 +29,39 @@ export interface CloudSchedulerJobsOptions extends JobLocation {
   /** The ids of shared/topology/schedules.json (`Object.keys(loadScheduleTable().jobs)`). */
   jobIds: readonly string[];
   client: SchedulerClient;
+  /** Each call's deadline (default SCHEDULER_CALL_TIMEOUT_MS). */
+  callTimeoutMs?: number;
 }
+
+/**
+ * How long one Cloud Scheduler call may take: the client library's default for these methods is 600 s, so
+ * a hung call held an operator's `jobs` request (and the CLI) until Cloud Run's 300 s request timeout cut
+ * it. Past it a read is `unavailable` (retried), a run `outcome_unknown` (the tick may have gone out).
+ */
+export const SCHEDULER_CALL_TIMEOUT_MS = 30_000;
+
+/** google.rpc.Code DEADLINE_EXCEEDED, as a gRPC error carries it. */
+const GRPC_DEADLINE_EXCEEDED = 4;
 
 export class CloudSchedulerJobs implements JobScheduler {
   readonly jobIds: readonly string[];
   private readonly at: JobLocation;
   private readonly client: SchedulerClient;
+  /** gax call options: each call's deadline (gRPC; the REST transport ignores it, so `bounded` too). */
+  private readonly options: { timeout: number };
 
   constructor(opts: CloudSchedulerJobsOptions) {
     this.jobIds = [...opts.jobIds];
     this.at = { projectId: opts.projectId, location: opts.location };
     this.client = opts.client;
+    this.options = { timeout: opts.callTimeoutMs ?? SCHEDULER_CALL_TIMEOUT_MS };
   }
 
   async list(): Promise<{ jobs: ScheduledJob[]; missing: string[] }> {
     let found: protos.google.cloud.scheduler.v1.IJob[];
     try {
       // autoPaginate (the default) follows nextPageToken: every job of the location.
-      [found] = await this.client.listJobs({ parent: jobsParent(this.at) });
+      [found] = await this.bounded(this.client.listJobs({ parent: jobsParent(this.at) }, this.options));
     } catch (err) {
       throw toJobSchedulerError(err, 'read', '*');
     }
@@ -61,7 +77,7 @@ export class CloudSchedulerJobs implements JobScheduler {
   }
 
   get(id: string): Promise<ScheduledJob> {
-    return this.call(id, 'read', (name) => this.client.getJob({ name }));
+    return this.call(id, 'read', (name) => this.client.getJob({ name }, this.options));
   }
 
   async run(id: string): Promise<ScheduledJob> {
@@ -79,15 +95,15 @@ export class CloudSchedulerJobs implements JobScheduler {
         `job ${id} is ${current.state}, not ENABLED: resume cannot change that (see terraform/scheduler.tf)`,
       );
     }
-    return this.call(id, 'run', (name) => this.client.runJob({ name }));
+    return this.call(id, 'run', (name) => this.client.runJob({ name }, this.options));
   }
 
   pause(id: string): Promise<ScheduledJob> {
-    return this.idempotent(id, 'PAUSED', (name) => this.client.pauseJob({ name }));
+    return this.idempotent(id, 'PAUSED', (name) => this.client.pauseJob({ name }, this.options));
   }
 
   resume(id: string): Promise<ScheduledJob> {
-    return this.idempotent(id, 'ENABLED', (name) => this.client.resumeJob({ name }));
+    return this.idempotent(id, 'ENABLED', (name) => this.client.resumeJob({ name }, this.options));
   }
 
   close(): Promise<void> {
@@ -112,6 +128,16 @@ export class CloudSchedulerJobs implements JobScheduler {
     }
   }
 
+  /** A call past its deadline fails DEADLINE_EXCEEDED, whichever transport carries it. */
+  private bounded<T>(work: Promise<T>): Promise<T> {
+    const ms = this.options.timeout;
+    return withDeadline(work, ms, () =>
+      Object.assign(new Error(`Cloud Scheduler did not answer in ${ms} ms`), {
+        code: GRPC_DEADLINE_EXCEEDED,
+      }),
+    );
+  }
+
   private async call(
     id: string,
     op: 'read' | 'run' | 'change',
@@ -121,7 +147,7 @@ export class CloudSchedulerJobs implements JobScheduler {
       throw new JobSchedulerError('unknown_job', `no job "${id}" in shared/topology/schedules.json`);
     }
     try {
-      const [job] = await rpc(jobResourceName(this.at, id));
+      const [job] = await this.bounded(rpc(jobResourceName(this.at, id)));
       return toScheduledJob(id, job as protos.google.cloud.scheduler.v1.IJob);
     } catch (err) {
       throw toJobSchedulerError(err, op, id);
