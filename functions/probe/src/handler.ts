@@ -120,6 +120,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     const routes = await readRoutes(deps);
     /** Where the slots left to the next run start, when the budget ended the loop before the deadline. */
     let leftFrom: Date | null = null;
+    const leaveToNextRun = () => {
+      leftFrom = from;
+      deps.log.warn('probe run out of budget before its deadline: the slots left are the next run’s', {
+        event: 'probe.run_budget_spent',
+        from: from.toISOString(),
+        deadline: new Date(deadline).toISOString(),
+      });
+    };
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
       // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
@@ -133,17 +141,18 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
             ? undefined
             : startedAt.getTime() + deps.runBudgetMs - deps.clock.now().getTime();
         if (left !== undefined && left < MIN_PASS_BUDGET_MS && summary.passes > 0) {
-          leftFrom = from;
-          deps.log.warn('probe run out of budget before its deadline: the slots left are the next run’s', {
-            event: 'probe.run_budget_spent',
-            from: from.toISOString(),
-            deadline: new Date(deadline).toISOString(),
-          });
+          leaveToNextRun();
           break;
         }
         const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
         const c = await runProbePass(deps, current(fleet), from, to, sent, routes, budget);
         summary.passes++;
+        // Its budget spent before it read the health states: it decided nothing, and its slots are the
+        // next run's, as a pass that does not start.
+        if (c === null) {
+          leaveToNextRun();
+          break;
+        }
         summary.probed += c.probed;
         summary.written += c.written;
         summary.transitions += c.transitions;

@@ -600,6 +600,54 @@ describe('handleProbeTick: a run whose budget is spent before its deadline', () 
   });
 });
 
+describe('handleProbeTick: a pass whose read of the health states outlasts its budget', () => {
+  // The pass read the due proxies' health states before its budget began: a slow Firestore read there, then
+  // the budget's full wait for the decisions, ran the run past the function's timeout (killed unrecorded).
+  it('decides nothing, and the run leaves its slots to the next run', async () => {
+    const { d, warnings } = deps(false);
+    const clock = new ManualClock(t0);
+    const timers: Array<{ at: number; fire: () => void }> = [];
+    const { runs, probes, last } = chainedRuns(d, clock, async () => {}, {
+      runBudgetMs: 20_000,
+      // The budget's timer, on the test's clock.
+      timer: (ms, signal) =>
+        new Promise<void>((resolve) => {
+          timers.push({ at: clock.now().getTime() + ms, fire: resolve });
+          signal.addEventListener('abort', () => resolve());
+        }),
+    });
+    let slow = true;
+    runs.health = {
+      ...runs.health,
+      getMany: async (names) => {
+        if (slow) {
+          clock.advance(30_000); // a read taking 30 s: the timers due meanwhile fire
+          for (const t of timers) if (t.at <= clock.now().getTime()) t.fire();
+          await new Promise((r) => setImmediate(r));
+        }
+        return d.health.getMany(names);
+      },
+    };
+    await handleProbeTick(runs);
+    expect(probes.size).toBe(0);
+    expect(warnings).toContain(
+      'probe pass out of time reading the health states: its proxies are left to the next run',
+    );
+    expect(warnings).toContain(
+      'probe run out of budget before its deadline: the slots left are the next run’s',
+    );
+    // Where the pass's window started (the deadline of the run before: -60 s + the 50 s loop).
+    const leftFrom = last()!.nextWindowStart!;
+    expect(leftFrom).toEqual(sec(-10));
+    const leftOver = fleet.filter((p) => isDueInWindow(p.uid, 60_000, leftFrom, sec(0)));
+    expect(leftOver.length).toBeGreaterThan(0);
+    slow = false;
+    clock.set(sec(60));
+    await handleProbeTick(runs);
+    for (const p of leftOver) expect(probes.get(p.status.ip!)?.[0], p.name).toBe(sec(60).getTime());
+  });
+});
+
 describe('handleProbeTick: pruning the state of proxies gone', () => {
   it('never deletes a state an overlapping run wrote for a proxy created after this run listed the fleet', async () => {
     // Run A listed the fleet before proxy `late` was created; while A still probes (a slow last pass),

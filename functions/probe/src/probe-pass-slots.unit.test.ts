@@ -222,7 +222,7 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
     const counts = await running;
     // Every TARGET check hung or waited: each proxy is decided on its BASIC verdict alone, its TARGET
     // track left as it was (none yet) — a hanging target site does not freeze the proxy's own health.
-    expect(counts.written).toBe(FLEET.length);
+    expect(counts?.written).toBe(FLEET.length);
     expect(observed.sort()).toEqual(FLEET.map((p) => `${p.name} BASIC`).sort());
     for (const p of FLEET) {
       const tracks = f.health.get(p.name)!.tracks;

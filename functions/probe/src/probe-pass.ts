@@ -94,7 +94,26 @@ export interface PassCounts {
  *  `sent` (the proxies whose reconcile request went out earlier in this invocation) keeps a later pass
  *  from taking the status it listed before that request was answered for a lagging one. `routes` is the
  *  stored routing as read once per tick ([] when there is none), or null when it could not be read: no
- *  TARGET check runs and every TARGET track stays as it is. */
+ *  TARGET check runs and every TARGET track stays as it is. Null when the budget was spent before the
+ *  health states of the due proxies were read: the pass decided nothing, and its window is still to do. */
+export function runProbePass(
+  deps: ProbeDeps,
+  all: ProxyResource[],
+  from: Date,
+  to: Date,
+  sent?: Set<string>,
+  routes?: readonly RoutingRule[] | null,
+): Promise<PassCounts>;
+export function runProbePass(
+  deps: ProbeDeps,
+  all: ProxyResource[],
+  from: Date,
+  to: Date,
+  sent?: Set<string>,
+  routes?: readonly RoutingRule[] | null,
+  /** How long this pass may take to decide (the run's budget left), from its start; unset: as long as it takes. */
+  budgetMs?: number,
+): Promise<PassCounts | null>;
 export async function runProbePass(
   deps: ProbeDeps,
   all: ProxyResource[],
@@ -102,14 +121,50 @@ export async function runProbePass(
   to: Date,
   sent: Set<string> = new Set(),
   routes: readonly RoutingRule[] | null = null,
-  /** How long this pass may wait for its decisions (the run's budget left); unset: as long as they take. */
   budgetMs?: number,
-): Promise<PassCounts> {
+): Promise<PassCounts | null> {
+  const budget = passBudget(deps, budgetMs);
+  try {
+    return await probePass(deps, all, from, to, sent, routes, budget);
+  } finally {
+    budget.stop(); // the budget's timer never outlives the pass (nor keeps the process up)
+  }
+}
+
+async function probePass(
+  deps: ProbeDeps,
+  all: ProxyResource[],
+  from: Date,
+  to: Date,
+  sent: Set<string>,
+  routes: readonly RoutingRule[] | null,
+  budget: PassBudget,
+): Promise<PassCounts | null> {
+  const budgetMs = budget.ms;
   const addressed = all.filter(probeable);
   const due = addressed.filter((p) =>
     isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
   );
-  const persisted = await deps.health.getMany(due.map((p) => p.name));
+  // Within the budget too: a slow read (Firestore) took the budget's time before any probe began, and the
+  // pass, waiting its full budget for the decisions after it, ran past the function's timeout.
+  const read = deps.health.getMany(due.map((p) => p.name));
+  const persisted = await budget.within(read);
+  if (persisted === SPENT) {
+    read.catch(() => {}); // let go: its failure, if any, is no longer this pass's
+    if (due.length > 0) {
+      deps.log.warn(
+        'probe pass out of time reading the health states: its proxies are left to the next run',
+        {
+          event: 'probe.pass_budget_spent',
+          budgetMs,
+          decided: 0,
+          undecided: due.length,
+          first: due.slice(0, 10).map((p) => p.name),
+        },
+      );
+    }
+    return null;
+  }
   const pool = new SlotPool(
     deps.targetConcurrency ?? TARGET_CONCURRENCY_FACTOR * deps.concurrency,
     deps.timer,
@@ -190,7 +245,7 @@ export async function runProbePass(
     return { decided };
   });
   const everyDecision = probing.then((pending) => Promise.all(pending.map((x) => x.decided)));
-  const decided = await withinBudget(deps, everyDecision, budgetMs, () => {
+  const decided = await withinBudget(budget, everyDecision, () => {
     // Synchronous: the checks it ends settle later, so `settled` below is what was decided in time —
     // with, for each proxy whose TARGET checks were still running, its BASIC/EGRESS verdict alone.
     giveUp.abort();
@@ -261,8 +316,30 @@ export async function runProbePass(
   };
 }
 
+/** What `PassBudget.within` gives once the pass's budget has passed. */
+const SPENT: unique symbol = Symbol('budget spent');
+
+interface PassBudget {
+  ms: number | undefined;
+  /** `work`'s value, or SPENT if the budget — counted from the pass's start — passes first. */
+  within<T>(work: Promise<T>): Promise<T | typeof SPENT>;
+  stop(): void;
+}
+
+/** The pass's budget, its timer started now (never, when `ms` is unset: `within` then waits for the work). */
+function passBudget(deps: ProbeDeps, ms: number | undefined): PassBudget {
+  const stop = new AbortController();
+  const over: Promise<typeof SPENT> | null =
+    ms === undefined ? null : (deps.timer ?? realTimer)(Math.max(0, ms), stop.signal).then(() => SPENT);
+  return {
+    ms,
+    within: (work) => (over === null ? work : Promise.race([work, over])),
+    stop: () => stop.abort(),
+  };
+}
+
 /**
- * Every decision, or — once `budgetMs` has passed — those in by then (`spent()`): one proxy whose checks
+ * Every decision, or — once the budget has passed — those in by then (`spent()`): one proxy whose checks
  * run long (a 60 s timeout per tier, a hanging target) must not hold the whole pass past the function's
  * timeout, which would store nothing for anyone, at the same slot on every run. The checks still running
  * are cancelled by `spent()` (their sockets closed, not left to their own timeouts after the pass has
@@ -270,24 +347,13 @@ export async function runProbePass(
  * keep their tracks, and the next pass probes them.
  */
 async function withinBudget<D>(
-  deps: ProbeDeps,
+  budget: PassBudget,
   all: Promise<Array<D | null>>,
-  budgetMs: number | undefined,
   spent: () => D[],
 ): Promise<D[]> {
   const done = all.then((ds) => ds.filter((d): d is D => d !== null));
-  if (budgetMs === undefined) return done;
-  const stop = new AbortController();
-  let out: { ds: D[] } | null;
-  try {
-    out = await Promise.race([
-      done.then((ds) => ({ ds })),
-      (deps.timer ?? realTimer)(Math.max(0, budgetMs), stop.signal).then(() => null),
-    ]);
-  } finally {
-    stop.abort(); // the budget's timer never outlives the pass (nor keeps the process up)
-  }
-  if (out) return out.ds;
+  const out = await budget.within(done);
+  if (out !== SPENT) return out;
   done.catch(() => {}); // let go: its failure, if any, is no longer this pass's
   return spent();
 }

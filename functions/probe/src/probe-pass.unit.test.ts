@@ -397,6 +397,47 @@ describe('runProbePass: a budget', () => {
     expect(missingContractFields(warnings[0]![1])).toEqual([]);
   });
 
+  // The read of the due proxies' health states ran before the budget began: a slow Firestore read there,
+  // then the budget's full wait for the decisions, ran the pass past the function's timeout.
+  it('a read of the health states that outlasts the budget: the pass decides nothing and says so', async () => {
+    const f = fakes(ECHO, new Set());
+    const warnings: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
+    let answer!: () => void;
+    const getMany = f.deps.health.getMany;
+    f.deps.health = {
+      ...f.deps.health,
+      getMany: (names) =>
+        new Promise((resolve) => {
+          answer = () => resolve(getMany(names));
+        }),
+    };
+    let fire: (() => void) | undefined; // the budget's timer, fired by the test while the read hangs
+    f.deps.timer = (_ms, signal) =>
+      new Promise<void>((resolve) => {
+        fire = resolve;
+        signal.addEventListener('abort', () => resolve());
+      });
+    const all = ['a', 'b'].map((n, i) => proxy(n, `10.0.0.${i + 1}`));
+    const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
+    const pass = runProbePass(f.deps, all, t0, new Date(t0.getTime() + intervalMs), new Set(), null, 60_000);
+    await new Promise((r) => setImmediate(r));
+    expect(fire).toBeDefined(); // the budget runs while the read does
+    fire!();
+    expect(await pass).toBeNull();
+    answer(); // too late: nothing probed, nothing stored
+    await new Promise((r) => setImmediate(r));
+    expect(f.targets).toEqual([]);
+    expect(f.health.size).toBe(0);
+    expect(warnings).toEqual([
+      [
+        'probe pass out of time reading the health states: its proxies are left to the next run',
+        { event: 'probe.pass_budget_spent', budgetMs: 60_000, decided: 0, undecided: 2, first: ['a', 'b'] },
+      ],
+    ]);
+    expect(missingContractFields(warnings[0]![1])).toEqual([]);
+  });
+
   it('a pass done within its budget stores everything and says nothing', async () => {
     const f = fakes(ECHO, new Set());
     const warnings: string[] = [];
