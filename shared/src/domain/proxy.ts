@@ -114,7 +114,10 @@ export const ManagedSpec = z
       .default('e2-small'),
     image: z.string().min(1).max(512).default('projects/debian-cloud/global/images/family/debian-12'),
     cloudInit: CloudInit.optional(),
-    port: z.number().int().min(1).max(65535).default(3128),
+    port: z.number().int().min(1).max(65535).default(3128).meta({
+      description:
+        "The VM's proxy port. 22 is sshd's: refused (400 `invalid_request`, issue `port_reserved`) unless `cloudInit` is the proxy's own.",
+    }),
     protocol: ProxyProtocol.default('http').meta({
       description: 'Only `http`: the VM runs an HTTP proxy. Anything else is 400 `protocol_unsupported`.',
     }),
