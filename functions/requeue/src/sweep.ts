@@ -148,7 +148,9 @@ export async function runSweep(
     for (;;) {
       const now = deps.clock.now().getTime();
       const open = now < windowEnd;
-      if (open && now >= nextPoll) {
+      // The first poll whatever the clock says: a late tick's window is a millisecond long, and the clock
+      // may have moved past it before the loop's first look.
+      if ((open || polledUntil === Number.NEGATIVE_INFINITY) && now >= nextPoll) {
         const backlog = now - walkedAt >= BACKLOG_EVERY_MS;
         const recentFrom = Math.min(polledUntil, now - RECENT_POLLS * deps.pollMs);
         const from = backlog ? undefined : new Date(recentFrom);

@@ -378,6 +378,22 @@ describe('requeue sweep', () => {
     expect(published).toEqual([{ proxy: 'overdue', atMs: 120_000 }]);
     expect(clock.now().getTime()).toBeLessThan(at(121_000).getTime());
   });
+
+  // Its window is 1 ms long: on a clock that has moved on by the loop's first look (a slow machine, the
+  // listing started before it), the window had closed and the tick polled nothing at all.
+  it('a late tick polls once however far the clock moved before its loop began', async () => {
+    await due('overdue', -5_000);
+    clock.set(at(120_000));
+    deps.clock = {
+      now: () => {
+        clock.advance(2);
+        return clock.now();
+      },
+    };
+    const report = await runSweep(deps, t0);
+    expect(published.map((p) => p.proxy)).toEqual(['overdue']);
+    expect(report.polls).toBeGreaterThan(0);
+  });
 });
 
 describe('requeue sweeps of one instance', () => {
