@@ -1635,6 +1635,24 @@ describe('POST /v1/leases/{id}/report', () => {
     expect(text).toContain('proxyplane_lease_requests_total{op="report",outcome="cooldown_capped"} 3');
   });
 
+  it('past COOLDOWN_SITES_PER_LEASE sites, a banned report without a target still cools the proxy down', async () => {
+    // The cap took the proxy-wide cooldown for one more site: 204 cooldown_capped, the banned proxy still
+    // handed out.
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({});
+    for (let i = 0; i < COOLDOWN_SITES_PER_LEASE; i++)
+      await call('POST', `/v1/leases/${lease.leaseId}/report`, {
+        result: 'rate_limited',
+        target: `site-${i}.example`,
+      });
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'banned' })).status).toBe(204);
+    expect(await acquire({})).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+    const text = await (
+      await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(text).not.toContain('outcome="cooldown_capped"');
+  });
+
   it('the report target wins, and without any target the cooldown is global', async () => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({ target: 'shop.example' });

@@ -12,6 +12,7 @@ import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-s
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { loggedLeaseId } from '../../shared/src/adapters/log/logged-lease-id.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { GLOBAL_TARGET } from '../../shared/src/domain/leases/model.js';
 import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import {
@@ -766,6 +767,36 @@ describe('FirestoreLeaseStore', () => {
     const h = await r2.grant({ candidates: [cand('p1')], lease: newLease() });
     if (h.kind !== 'granted') throw new Error('not granted');
     expect(await r2.startCooldown(cooldownOn(h.lease.id, capped))).toBe('started');
+  });
+
+  it('past COOLDOWN_SITES_PER_LEASE sites, a lease still cools its proxy down proxy-wide and for its own site', async () => {
+    // The cap counted them as sites like any other: a lease acquired without a target that had reported 32
+    // sites rate-limited, then `banned` without a target, started no cooldown — the banned proxy went on
+    // being handed out; a lease acquired for a site could no longer cool its proxy down for it.
+    const s = store();
+    await s.ready(10_000);
+    const sites = Array.from({ length: COOLDOWN_SITES_PER_LEASE }, (_, i) => `site-${i}.example`);
+    const fill = async (leaseId: string) => {
+      for (const site of sites) expect(await s.startCooldown(cooldownOn(leaseId, site))).toBe('started');
+      expect(await s.startCooldown(cooldownOn(leaseId, 'one-more.example'))).toBe('capped');
+    };
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    await fill(g.lease.id);
+    expect(await s.startCooldown(cooldownOn(g.lease.id, GLOBAL_TARGET))).toBe('started');
+    expect(s.coolingDown(inst('p1'), 'x.example', clock.now())).toBe(true);
+    expect(s.coolingDown(inst('p1'), null, clock.now())).toBe(true);
+    clock.advance(60_000);
+    const h = await s.grant({ candidates: [cand('p1')], lease: newLease({ target: 'shop.example:8443' }) });
+    if (h.kind !== 'granted') throw new Error('not granted');
+    await fill(h.lease.id);
+    expect(await s.startCooldown(cooldownOn(h.lease.id, 'shop.example'))).toBe('started');
+    expect(s.coolingDown(inst('p1'), 'shop.example', clock.now())).toBe(true);
+    expect(await s.startCooldown(cooldownOn(h.lease.id, GLOBAL_TARGET))).toBe('started');
+    // Neither took room, nor is listed: still capped for any other site.
+    expect(await s.startCooldown(cooldownOn(h.lease.id, 'one-more.example'))).toBe('capped');
+    const listed = (await db.collection(LEASE_COLLECTIONS.leases).doc(h.lease.id).get()).get('cooldownSites');
+    expect(listed.toSorted()).toEqual(sites.toSorted());
   });
 
   it('a replica loads only the cooldowns still running, not every one the TTL has yet to delete', async () => {

@@ -97,7 +97,8 @@ export type RenewOutcome =
 /**
  * Sites one lease may start cooldowns for (each its own document, read by every API replica's listener):
  * a report for one more is accepted and starts none (docs/leases.md § Leases). A crawler sends one
- * `target` per lease; 32 leaves room for one that reports the sites it reaches through it.
+ * `target` per lease; 32 leaves room for one that reports the sites it reaches through it. Besides them,
+ * never capped: the proxy-wide cooldown and the one for the lease's own target.
  */
 export const COOLDOWN_SITES_PER_LEASE = 32;
 
@@ -154,7 +155,8 @@ export interface LeaseStore {
   /**
    * Writes the cooldown, and records its site (`cooldown.target`) on its lease: `capped` — nothing written
    * — when the lease has started cooldowns for COOLDOWN_SITES_PER_LEASE other sites already;
-   * `unknown_lease` when its lease document is gone.
+   * `unknown_lease` when its lease document is gone. The proxy-wide cooldown (GLOBAL_TARGET) and the lease's
+   * own site are never capped, nor recorded (domain/leases/cooldown-sites.ts).
    */
   startCooldown(cooldown: Cooldown): Promise<CooldownStart>;
   stop(): Promise<void>;

@@ -17,6 +17,7 @@ import {
   type Usage,
   usageOf,
 } from '../../domain/leases/capacity.js';
+import { siteListing } from '../../domain/leases/cooldown-sites.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
 import {
   type Cooldown,
@@ -856,7 +857,9 @@ export class FirestoreLeaseStore implements LeaseStore {
    * The sites a lease has started cooldowns for are listed on it (`cooldownSites`): a cooldown for a site
    * not listed yet is written together with the site's addition, preconditioned on the lease document as
    * read, so that reports at once on any replicas never list more than COOLDOWN_SITES_PER_LEASE. Without
-   * it one lease reporting ever new targets wrote a cooldown document for each.
+   * it one lease reporting ever new targets wrote a cooldown document for each. The proxy-wide cooldown and
+   * the lease's own site are never capped nor listed (cooldown-sites.ts): capped, a `banned` report
+   * without a target past the cap left a banned proxy to be handed out.
    */
   startCooldown(cooldown: Cooldown): Promise<CooldownStart> {
     // One lease's reports on this replica one at a time: at once they would race for its document.
@@ -874,11 +877,16 @@ export class FirestoreLeaseStore implements LeaseStore {
     for (let attempt = 1; ; attempt++) {
       const lease = await guard('read lease', () => leaseRef.get());
       if (!lease.exists || !lease.updateTime) return 'unknown_lease';
-      const sites = sitesOf(lease.get(COOLDOWN_SITES_FIELD));
-      const listed = sites.includes(cooldown.target);
-      if (!listed && sites.length >= COOLDOWN_SITES_PER_LEASE) return 'capped';
+      const target = lease.get('target');
+      const listing = siteListing(
+        cooldown.target,
+        typeof target === 'string' ? target : null,
+        sitesOf(lease.get(COOLDOWN_SITES_FIELD)),
+        COOLDOWN_SITES_PER_LEASE,
+      );
+      if (listing === 'capped') return 'capped';
       const batch = this.db.batch().set(ref, encodeCooldown(cooldown));
-      if (!listed) {
+      if (listing === 'add') {
         const add = { [COOLDOWN_SITES_FIELD]: FieldValue.arrayUnion(cooldown.target) };
         batch.update(leaseRef, add, { lastUpdateTime: lease.updateTime });
       }
