@@ -19,10 +19,18 @@ import { ApiCallError, BadResponseError, InputError, UnreachableError } from './
 
 const MAX_RETRY_WAIT_MS = 5000;
 
+/**
+ * How long the CLI waits for an answer. The API's slowest answers stay under it — a job run's two Cloud
+ * Scheduler calls (SCHEDULER_CALL_TIMEOUT_MS each) — so that the CLI reads the API's verdict
+ * (`outcome_unknown`: do not simply run again) rather than giving up as if nothing had been sent.
+ */
+export const CLI_REQUEST_TIMEOUT_MS = 30_000;
+
 export interface ApiClientOptions {
   baseUrl: string;
   tokens: TokenSources;
   fetch?: typeof fetch;
+  /** Each request's timeout (default CLI_REQUEST_TIMEOUT_MS). */
   timeoutMs?: number;
 }
 
@@ -80,7 +88,7 @@ export class ApiClient {
 
   /** The request's timeout, and the caller's signal when it passed one. */
   private requestSignal(own?: AbortSignal): AbortSignal {
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS);
     return own ? AbortSignal.any([timeout, own]) : timeout;
   }
 

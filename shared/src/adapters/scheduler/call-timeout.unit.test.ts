@@ -4,8 +4,9 @@
 // loopback server that takes the connection and never answers.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_REQUEST_TIMEOUT_MS } from '../../../../cli/http.js';
 import { createCloudSchedulerClient } from './client.js';
-import { CloudSchedulerJobs } from './cloud-scheduler-jobs.js';
+import { CloudSchedulerJobs, SCHEDULER_CALL_TIMEOUT_MS } from './cloud-scheduler-jobs.js';
 
 let server: net.Server;
 const held = new Set<net.Socket>();
@@ -48,4 +49,27 @@ describe('CloudSchedulerJobs against a Cloud Scheduler that never answers', () =
     expect(performance.now() - started).toBeLessThan(4_000);
     await j.close();
   });
+
+  it('a run whose state is read but whose run call is never answered is outcome_unknown at its deadline', async () => {
+    const client = createCloudSchedulerClient(host);
+    // The state read answered (an ENABLED job), the run call sent to the silent server.
+    const answering = Object.assign(Object.create(client) as typeof client, {
+      getJob: async () => [{ name: 'projects/p/locations/l/jobs/a', state: 'ENABLED' }],
+    });
+    const j = new CloudSchedulerJobs({
+      projectId: 'p',
+      location: 'l',
+      jobIds: ['a'],
+      client: answering,
+      callTimeoutMs: 300,
+    });
+    await expect(j.run('a')).rejects.toMatchObject({ kind: 'outcome_unknown' });
+    await j.close();
+  });
+});
+
+// A run's two calls end before the CLI stops waiting: otherwise the CLI reports the plane unreachable (as
+// if nothing was sent) for a run whose tick may have gone out, and a re-run sends a second.
+it("bounds a job run's calls within the CLI's request timeout", () => {
+  expect(2 * SCHEDULER_CALL_TIMEOUT_MS).toBeLessThan(CLI_REQUEST_TIMEOUT_MS - 5_000);
 });

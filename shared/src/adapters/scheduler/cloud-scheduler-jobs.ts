@@ -36,9 +36,11 @@ export interface CloudSchedulerJobsOptions extends JobLocation {
 /**
  * How long one Cloud Scheduler call may take: the client library's default for these methods is 600 s, so
  * a hung call held an operator's `jobs` request (and the CLI) until Cloud Run's 300 s request timeout cut
- * it. Past it a read is `unavailable` (retried), a run `outcome_unknown` (the tick may have gone out).
+ * it. Past it a read is `unavailable` (retried), a run `outcome_unknown` (the tick may have gone out). A
+ * run makes two calls (its state, then the run): both end within the CLI's own request timeout
+ * (cli/http.ts CLI_REQUEST_TIMEOUT_MS), so the CLI hears which it was.
  */
-export const SCHEDULER_CALL_TIMEOUT_MS = 30_000;
+export const SCHEDULER_CALL_TIMEOUT_MS = 10_000;
 
 /** google.rpc.Code DEADLINE_EXCEEDED, as a gRPC error carries it. */
 const GRPC_DEADLINE_EXCEEDED = 4;
