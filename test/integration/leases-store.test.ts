@@ -312,6 +312,68 @@ describe('FirestoreLeaseStore', () => {
     expect(await s.find(g.lease.id)).toMatchObject({ renewals: 2, ttlSeconds: 10, expiresAt: expiry });
   });
 
+  /**
+   * A replica whose first commit writing lease `leaseId` lands, then fails UNAVAILABLE once `between` has
+   * run (another replica's renewal or release landing before this one reads the lease again).
+   */
+  async function landedUnanswered(between: () => Promise<unknown>) {
+    const fs = new Firestore({ projectId });
+    const client = fs as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+    const send = client.request.bind(fs);
+    const hook = { leaseId: '', lost: 0 };
+    client.request = async (method, ...rest) => {
+      const answer = await send(method, ...rest);
+      if (
+        method === 'commit' &&
+        hook.lost === 0 &&
+        JSON.stringify(rest[0]).includes(`/leases/${hook.leaseId}"`)
+      ) {
+        hook.lost++;
+        await between();
+        throw Object.assign(new Error('14 UNAVAILABLE: connection reset'), { code: 14 });
+      }
+      return answer;
+    };
+    const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    stores.push(s);
+    await s.ready(10_000);
+    return { s, hook };
+  }
+
+  it('a renewal that landed unanswered is not counted again, though another renewal landed since', async () => {
+    // The lease kept only the last renewal's id: the other renewal's replaced it, and the first one,
+    // reading the lease again, committed once more — 3 renewals for 2.
+    const b = store();
+    await b.ready(10_000);
+    const g = await b.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    let twin: Awaited<ReturnType<FirestoreLeaseStore['renew']>> | null = null;
+    const { s: a, hook } = await landedUnanswered(async () => {
+      twin = await b.renew(g.lease.id, 120);
+    });
+    hook.leaseId = g.lease.id;
+    clock.advance(1_000);
+    const answer = await a.renew(g.lease.id, 180);
+    expect(hook.lost).toBe(1);
+    expect(twin).toMatchObject({ kind: 'renewed', lease: { renewals: 2 } });
+    expect(answer).toMatchObject({ kind: 'renewed', lease: { renewals: 2 } });
+    expect(await b.find(g.lease.id)).toMatchObject({ renewals: 2 });
+  });
+
+  it('a renewal that landed unanswered, its lease released since, answers released', async () => {
+    const b = store();
+    await b.ready(10_000);
+    const g = await b.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    const { s: a, hook } = await landedUnanswered(() => b.release(g.lease.id));
+    hook.leaseId = g.lease.id;
+    clock.advance(1_000);
+    const answer = await a.renew(g.lease.id, 180);
+    expect(hook.lost).toBe(1);
+    expect(answer).toMatchObject({ kind: 'released', lease: { renewals: 1 } });
+    expect(answer.kind === 'released' && answer.lease.releasedAt).toEqual(clock.now());
+  });
+
   it('renewals at once, on one replica and on two, are each counted; the TTL stored is the last one’s', async () => {
     // Each read the lease before its turn on the proxy's lock and wrote renewals and ttlSeconds from that
     // read: of renewals at once, the stored count was one.

@@ -752,7 +752,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   ): Promise<RenewOutcome> {
     const found = await this.locate(leaseId);
     if (!found?.lease) return { kind: 'unknown' };
-    let { lease, version } = found;
+    let { lease, version, renewalIds } = found;
     if (lease.releasedAt) return { kind: 'released', lease };
     // Asked before the wait for the proxy's lock (a refused renewal need not queue), and again before
     // every commit: the wait can last LOCK_WAIT_MS, and a proxy cordoned or withdrawn meanwhile must not
@@ -768,7 +768,8 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (refusedBefore) return refusedBefore;
     const { proxy } = lease;
     const budget: Budget = { commits: 0 };
-    // Written with the renewal: a commit whose answer was lost is known as this request's by it.
+    // Written with the renewal, beside the last few renewals' ids: a commit whose answer was lost is known
+    // as this request's by it, even once other renewals have landed on top of it.
     const renewalId = randomBytes(8).toString('hex');
     return this.writing(proxy, async () => {
       let base: StateBase | undefined = this.state.get(proxy);
@@ -779,12 +780,16 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (!base || fresh) base = await this.access.read(proxy);
         if (lost) {
           // The lease document is read again: another renewal (or a report) may have written it since, and
-          // the update is preconditioned on it. Carrying this request's id, it is this renewal's own write —
-          // the client resent a commit that had landed and the resend failed its own precondition.
+          // the update is preconditioned on it. Listing this request's id, it holds this renewal's own write
+          // — the client resent a commit that had landed and the resend failed its own precondition, or the
+          // commit landed and its answer was lost — maybe with other renewals landed since: only the last
+          // one's id, and this renewal counted again on top of them. Released since, it is answered as such
+          // (whether or not this renewal landed before), not with a lease that has ended.
           const again = await this.locate(leaseId);
           if (!again?.lease) return { kind: 'unknown' };
-          if (again.renewalId === renewalId) return { kind: 'renewed', lease: again.lease };
-          ({ lease, version } = again);
+          if (again.lease.releasedAt) return { kind: 'released', lease: again.lease };
+          if (again.renewalIds.includes(renewalId)) return { kind: 'renewed', lease: again.lease };
+          ({ lease, version, renewalIds } = again);
           lost = false;
         }
         const now = this.clock.now();
@@ -815,7 +820,8 @@ export class FirestoreLeaseStore implements LeaseStore {
           endsAt: Timestamp.fromDate(expiresAt),
           ttlSeconds: ttl,
           renewals: renewed.renewals,
-          [RENEWAL_ID_FIELD]: renewalId,
+          [RENEWAL_IDS_FIELD]: [...renewalIds, renewalId].slice(-RECENT_RENEWAL_IDS),
+          [LEGACY_RENEWAL_ID_FIELD]: FieldValue.delete(),
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
         const read = version;
@@ -845,12 +851,11 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (!snap.exists || !snap.updateTime) return null;
     const data = snap.data();
     const version = snap.updateTime;
-    const renewal = data?.[RENEWAL_ID_FIELD];
-    const renewalId = typeof renewal === 'string' ? renewal : null;
+    const renewalIds = stringsOf(data?.[RENEWAL_IDS_FIELD]);
     const lease = decodeLease(data);
-    if (lease) return { lease, proxy: lease.proxy, version, renewalId };
+    if (lease) return { lease, proxy: lease.proxy, version, renewalIds };
     this.log.error('malformed lease document', { lease: loggedLeaseId(leaseId) });
-    return { lease: null, proxy: leaseProxyOf(data), version, renewalId };
+    return { lease: null, proxy: leaseProxyOf(data), version, renewalIds };
   }
 
   /**
@@ -881,7 +886,7 @@ export class FirestoreLeaseStore implements LeaseStore {
       const listing = siteListing(
         cooldown.target,
         typeof target === 'string' ? target : null,
-        sitesOf(lease.get(COOLDOWN_SITES_FIELD)),
+        stringsOf(lease.get(COOLDOWN_SITES_FIELD)),
         COOLDOWN_SITES_PER_LEASE,
       );
       if (listing === 'capped') return 'capped';
@@ -936,23 +941,32 @@ export class FirestoreLeaseStore implements LeaseStore {
 
 /**
  * A lease document as read: decoded, or — edited by hand into one that does not decode — null beside the
- * proxy it still names; its version, and the id of the renewal that last wrote it (null: none has).
+ * proxy it still names; its version, and the ids of the last renewals that wrote it, oldest first.
  */
 interface LocatedLease {
   lease: Lease | null;
   proxy: string | null;
   version: Timestamp;
-  renewalId: string | null;
+  renewalIds: string[];
 }
 
-/** The lease document's field naming the renewal request that last wrote it (renew). */
-const RENEWAL_ID_FIELD = 'renewalId';
+/** The lease document's list of the ids of its last renewals, oldest first (renew). */
+const RENEWAL_IDS_FIELD = 'renewalIds';
+
+/**
+ * Renewal ids a lease keeps: a renewal whose commit landed unanswered knows it as its own as long as fewer
+ * than this many others of the lease landed before it reads the lease again (a read later).
+ */
+const RECENT_RENEWAL_IDS = 8;
+
+/** The last renewal's id alone, as renewals wrote it before they kept several: removed by the next one. */
+const LEGACY_RENEWAL_ID_FIELD = 'renewalId';
 
 /** The lease document's list of the sites it started cooldowns for (startCooldown). */
 const COOLDOWN_SITES_FIELD = 'cooldownSites';
 
-/** The sites listed on a lease (none when the field is absent, or edited into something else). */
-function sitesOf(field: unknown): string[] {
+/** The strings a list field holds (none when the field is absent, or edited into something else). */
+function stringsOf(field: unknown): string[] {
   return Array.isArray(field) ? field.filter((s): s is string => typeof s === 'string') : [];
 }
 
