@@ -911,6 +911,29 @@ describe('reconcile handler: external, conflicts, poison', () => {
     },
   );
 
+  // The uid alone does not say an instance is superseded: a document that records it owns it, whatever uid it
+  // now holds. Pass 1 creates U's VM and loses its write to a concurrent delivery that recorded the same VM
+  // (its insert met a 409); a console edit then changes the uid to V, status kept. Pass 2 reads V with the VM
+  // recorded — reconcile keeps serving on it — and the delivery's end deleted the live proxy's VM.
+  it('never drops an instance a document records, though the uid it holds now is another (a console edit)', async () => {
+    const first = aProxy({ name: 'p1', uid: '11111111-1111-4111-8111-111111111111' });
+    const edited = '22222222-2222-4222-8222-222222222222';
+    const vm = `zones/us-central1-a/instances/${instanceNameFromUid(first.uid)}`;
+    await create(first);
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.writeStatus(name, { ...fresh.proxy.status, providerId: vm, specHash: '' }, fresh.version);
+      const recorded = (await t.store.get(name))!;
+      await t.store.deleteDocument(name, recorded.version);
+      await t.store.create({ ...recorded.proxy, uid: edited });
+    });
+    // Pass 2 adopts the VM (its hash unknown: RequeueNow), pass 3 finds it booting: the delivery ends.
+    await expect(t.run('p1', 'created')).resolves.toEqual({ passes: 3, last: 'written' });
+    expect(t.provider.calls).toContainEqual({ op: 'create', providerId: vm });
+    expect((await t.doc())!).toMatchObject({ uid: edited, status: { providerId: vm } });
+    expect(t.provider.calls.filter((c) => c.op === 'delete')).toEqual([]);
+    expect(t.published).toEqual([]);
+  });
+
   it('a missing document is done', async () => {
     await expect(t.run('nope')).resolves.toEqual({ passes: 1, last: 'not-found' });
   });

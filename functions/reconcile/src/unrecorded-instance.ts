@@ -75,11 +75,27 @@ export async function dropUnrecorded(
 }
 
 /**
+ * Whether a proxy document owns the instance: one holds a uid naming it (ProxyStore.holdsUid: under any name,
+ * spelt any way) or records it in its status (recordsInstance: one whose uid a console edit changed still
+ * serves on it). Its passes decide on it then, and nothing here deletes it — the GC keeps it by the same rule
+ * (gc/src/sweep.ts deleteOrphans).
+ */
+async function ownedByAProxy(
+  store: UnrecordedDeps['store'],
+  instance: Pick<UnrecordedInstance, 'providerId' | 'uid'>,
+): Promise<boolean> {
+  return (await store.holdsUid(instance.uid)) || (await store.recordsInstance(instance.providerId));
+}
+
+/**
  * Every instance this delivery created (handler.ts `created`) for a uid other than the one the document holds
- * now (`current`; null: no document): its proxy was deleted — and perhaps created again under the name —
- * before a status recorded it, so no pass will ever own it. Dropped at every way a delivery ends — as usual,
- * thrown, at its conflict bound, handed off — or the GC found it 10 to 20 minutes later. `current`
- * undefined (not known): nothing is dropped.
+ * now (`current`; null: no document) and that no document owns (ownedByAProxy): its proxy was deleted — and
+ * perhaps created again under the name — before a status recorded it, so no pass will ever own it. Dropped
+ * at every way a delivery ends — as usual, thrown, at its conflict bound, handed off — or the GC found it
+ * 10 to 20 minutes later. The uid alone does not say so: a document whose uid a console edit changed still
+ * records the instance it serves on, which an earlier pass of this very delivery created. `current`
+ * undefined (not known): nothing is dropped; nor is an instance whose owner cannot be looked up (never
+ * guess: the GC asks again).
  */
 export async function dropSuperseded(
   deps: UnrecordedDeps,
@@ -93,7 +109,24 @@ export async function dropSuperseded(
   // way (a console edit changing its case) still holds the instance named after it — the live proxy's own.
   const kept = current === null ? null : uidKey(current);
   for (const instance of created.values()) {
-    if (uidKey(instance.uid) !== kept) await dropUnrecorded(deps, log, proxy, instance);
+    if (uidKey(instance.uid) === kept) continue;
+    const fields = { providerId: instance.providerId, uid: instance.uid };
+    try {
+      if (await ownedByAProxy(deps.store, instance)) {
+        log.info(
+          'an instance this delivery created for an earlier uid belongs to a proxy; its passes own it',
+          fields,
+        );
+        continue;
+      }
+    } catch (err) {
+      log.error('could not tell whether a proxy owns an instance this delivery created; the orphan GC will', {
+        ...fields,
+        error: err,
+      });
+      continue;
+    }
+    await dropUnrecorded(deps, log, proxy, instance);
   }
 }
 
@@ -172,7 +205,7 @@ export async function handleUnrecorded(
     });
     return 'left-to-gc';
   }
-  if ((await deps.store.holdsUid(instance.uid)) || (await deps.store.recordsInstance(instance.providerId))) {
+  if (await ownedByAProxy(deps.store, instance)) {
     log.info('unrecorded instance belongs to a proxy after all; its passes own it', fields);
     return 'owned';
   }

@@ -218,4 +218,33 @@ describe('dropSuperseded', () => {
     await dropSuperseded(deps, log, 'gone', created, uid.toUpperCase());
     expect(provider.calls.filter((c) => c.op === 'delete')).toEqual([{ op: 'delete', providerId: otherId }]);
   });
+
+  // The same rule as the request's (and the GC's): a document that holds the instance's uid under another
+  // name, or records it in its status whatever uid it holds, owns it — deleting it took a live proxy's VM.
+  it.each([
+    ['holds its uid under another name', 'holds'],
+    ['records it in its status, under another uid', 'records'],
+  ] as const)('keeps an instance of another uid that a document %s', async (_what, how) => {
+    const { deps, log, provider, store, uid, providerId } = await setup();
+    const owner = aProxy({ name: 'owner', uid: how === 'holds' ? uid : randomUUID() });
+    await store.create(how === 'records' ? { ...owner, status: { ...owner.status, providerId } } : owner);
+    await dropSuperseded(deps, log, 'gone', new Map([[uid, { provider: 'gce', providerId, uid }]]), null);
+    expect(provider.callsOf('delete')).toBe(0);
+  });
+
+  it('drops nothing when it cannot tell whether a document owns the instance (never guess)', async () => {
+    const { deps, log, provider, store, uid, providerId } = await setup();
+    store.recordsInstance = async () => {
+      throw new Error('firestore unavailable');
+    };
+    await dropSuperseded(deps, log, 'gone', new Map([[uid, { provider: 'gce', providerId, uid }]]), null);
+    expect(provider.callsOf('delete')).toBe(0);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'could not tell whether a proxy owns an instance this delivery created; the orphan GC will',
+        providerId,
+      }),
+    );
+  });
 });
