@@ -3,6 +3,7 @@
 // each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws for what
 // it expects: the next tick is the retry. A duplicate delivered at once finds the run claimed; a
 // redelivery after a run that threw comes past the gap (the topic's backoff is 30 s) and sweeps again.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
@@ -40,6 +41,12 @@ export interface GcDeps {
    * page's worst case). Unset: no bound.
    */
   listBudgetMs?: number;
+  /**
+   * The function's timeout (GC_TIMEOUT_MS deployed), measured from the sweep's start: the run's record is
+   * waited on only until RECORD_MARGIN_MS before it, so that a Firestore that does not answer cannot keep
+   * the sweep into the timeout. Unset: no bound.
+   */
+  timeoutMs?: number;
 }
 
 /** The gc function's timeout (shared/topology/functions.json; test/terraform/code-contract.test.ts holds
@@ -55,6 +62,9 @@ export const GC_RUN_DEADLINE_MS = GC_TIMEOUT_MS - 15_000;
  *  attempts unanswered for 30 s, ~128 s), before GC_RUN_DEADLINE_MS. A fleet whose pages take minutes
  *  leaves its orphans the rest: each takes a second or two on a healthy API. */
 export const GC_LIST_BUDGET_MS = 150_000;
+
+/** What the sweep keeps of GcDeps.timeoutMs after its record is given up: its last lines and its answer. */
+export const RECORD_MARGIN_MS = 2_000;
 
 export interface GcCounts {
   instancesDeleted: number;
@@ -192,30 +202,44 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
   const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} orphan(s) failed (delete or lookup), ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
   const error = refusal ? `refused: ${refusal}; ${detail}` : failed ? detail : null;
-  await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
   // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider
   // that keeps refusing its listing or its deletes pages through failing_jobs), and so does a refused
   // sweep: every sweep after it refuses too, until someone looks. An orphan still being created does not:
   // the next sweep deletes it.
   // A sweep out of time too: what slows it (Compute) goes on, and so would the orphans.
+  // Logged before the record: a Firestore that fails the sweep's lookups may not answer its record either.
   if (refusal || counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable + unattempted > 0)
     logTickFailure(log, GcJob, error);
+  await record(deps, startedAt, { ok: !failed, counts, error });
   return { kind: 'swept', counts };
 }
 
+/**
+ * The run's record (one Firestore write, up to a minute of the client's retries), waited on until
+ * RECORD_MARGIN_MS before the timeout (GcDeps.timeoutMs): the sweep then ends on its own, never cut off
+ * by the timeout. A write given up runs on, and may still land.
+ */
 async function record(
   deps: GcDeps,
   startedAt: Date,
   run: { ok: boolean; counts: GcCounts; error: string | null },
 ): Promise<void> {
   try {
-    await deps.jobs.finish(GcJob, {
+    const finishing = deps.jobs.finish(GcJob, {
       startedAt,
       finishedAt: deps.clock.now(),
       ...run,
       counts: { ...run.counts },
     });
+    if (deps.timeoutMs === undefined) await finishing;
+    else {
+      const ms = Math.max(
+        0,
+        startedAt.getTime() + deps.timeoutMs - RECORD_MARGIN_MS - deps.clock.now().getTime(),
+      );
+      await withDeadline(finishing, ms, () => new Error(`no answer within the ${ms} ms the sweep had left`));
+    }
   } catch (err) {
     // The sweep itself is done; only its record is missing (the next run overwrites it anyway).
     deps.log.error('gc could not record the run', { error: err });

@@ -411,6 +411,42 @@ describe('handleGcTick (seed §8)', () => {
     }
   });
 
+  // Firestore degraded: the orphan's lookup is given up at the deadline, and then the run's record (a
+  // Firestore write, up to a minute of the client's retries) never answers either. Unbounded, the timeout
+  // cut the sweep off: nothing recorded, and no job.tick_failed logged, so nothing paged.
+  it("gives up the run's record before the timeout: the tick failure is logged all the same", async () => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+      const { deps, log, jobs, store } = await setup([gce], {
+        clock: systemClock,
+        runDeadlineMs: GC_RUN_DEADLINE_MS,
+        timeoutMs: GC_TIMEOUT_MS,
+      });
+      store.recordsInstance = () => new Promise(() => {}); // never answered
+      jobs.finish = () => new Promise(() => {}); // never answered
+      let settled = false;
+      const sweep = handleGcTick(deps).finally(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(GC_TIMEOUT_MS - 1);
+      expect(settled).toBe(true);
+      expect(await sweep).toMatchObject({ counts: { instancesDeleted: 0, deleteFailures: 1 } });
+      expect(failedTicks(log)).toEqual([
+        expect.objectContaining({
+          severity: 'ERROR',
+          job: GcJob,
+          error: expect.stringContaining('1 orphan(s) failed'),
+        }),
+      ]);
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({ severity: 'ERROR', message: 'gc could not record the run' }),
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100
   // pages. Unbounded, the function's timeout killed the sweep and nothing recorded or logged the failure.
   it('stops a listing still paging past its budget: the provider is unlisted, the tick fails', async () => {

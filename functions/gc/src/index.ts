@@ -9,7 +9,7 @@ import { withRequestLog } from '../../../shared/src/adapters/provider-requests.j
 import { inDeliveryTrace } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadGcConfig } from './config.js';
-import { GC_LIST_BUDGET_MS, GC_RUN_DEADLINE_MS, type GcDeps, onGcEvent } from './handler.js';
+import { GC_LIST_BUDGET_MS, GC_RUN_DEADLINE_MS, GC_TIMEOUT_MS, type GcDeps, onGcEvent } from './handler.js';
 
 const config = loadGcConfig();
 const log = jsonLogger(
@@ -38,6 +38,7 @@ const deps: GcDeps = {
   maxDeletions: config.GC_MAX_DELETIONS_PER_SWEEP,
   runDeadlineMs: GC_RUN_DEADLINE_MS,
   listBudgetMs: GC_LIST_BUDGET_MS,
+  timeoutMs: GC_TIMEOUT_MS,
 };
 
 functions.cloudEvent('gc', (ce: functions.CloudEvent<unknown>) =>
