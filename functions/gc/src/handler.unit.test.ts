@@ -479,6 +479,33 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
+  // A listing asks to stop only before its later pages: its first, begun with the budget spent already (the
+  // claim and the live set read slowly by a degraded Firestore), could run ~2 minutes into the timeout.
+  it('begins no listing once its budget is spent: the provider is unlisted, the tick fails', async () => {
+    const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+    const { deps, log, jobs, store } = await setup([gce], {
+      runDeadlineMs: GC_RUN_DEADLINE_MS,
+      listBudgetMs: GC_LIST_BUDGET_MS,
+    });
+    const liveUids = store.liveUids.bind(store);
+    store.liveUids = async () => {
+      (deps.clock as ManualClock).advance(GC_LIST_BUDGET_MS); // read slowly
+      return liveUids();
+    };
+    const outcome = await handleGcTick(deps);
+    expect(gce.listCalls).toBe(0);
+    expect(outcome).toMatchObject({ counts: { providersFailed: 1, instancesDeleted: 0 } });
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc ran out of its budget listing instances; sweeping the next provider',
+        provider: 'gce',
+      }),
+    );
+    expect(failedTicks(log)).toHaveLength(1);
+  });
+
   // A slow listing is not a failure: a fleet whose pages take over 40 s swept well, orphans or none.
   it('a slow listing, with no orphan, is a good sweep', async () => {
     const gce = new FakeProvider('gce', []);

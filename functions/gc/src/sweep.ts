@@ -56,6 +56,16 @@ export async function listProvider(
     unreachable: [],
   };
   let instances: OwnedInstance[];
+  // Not begun at all past the budget: a listing asks `stop` only before its later pages (ListOptions), and
+  // its first, up to ~2 minutes of retries under a slow Compute API, would then run into the timeout — the
+  // claim and the live set read slowly by a degraded Firestore, or an earlier provider's listing, spent it.
+  if (limits.stopListing?.()) {
+    log.error('gc ran out of its budget listing instances; sweeping the next provider', {
+      provider: provider.name,
+      error: 'no listing begun: its budget was spent before it',
+    });
+    return { provider, result, verdicts: [] };
+  }
   try {
     const listing = await provider.listByTag({ stop: limits.stopListing });
     instances = listing.instances;
