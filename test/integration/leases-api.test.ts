@@ -14,6 +14,7 @@ import { missingContractFields } from '../../shared/src/testing/log-contract.js'
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, leaseTestApp, type ProxyOptions, proxy, writeFleet } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
+import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -85,9 +86,13 @@ async function call(
 const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
 
 /** An API replica over the test's Firestore project and clock, reading secrets through `reader`. */
-const build = (reader: SecretReader = secrets, candidateLimit?: number) =>
+const build = (
+  reader: SecretReader = secrets,
+  candidateLimit?: number,
+  firestore = new Firestore({ projectId }),
+) =>
   leaseTestApp({
-    firestore: new Firestore({ projectId }),
+    firestore,
     clock,
     secrets: reader,
     lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
@@ -101,9 +106,9 @@ const replica = (reader?: SecretReader) => {
   return built;
 };
 
-async function start(fleet = defaultFleet(), candidateLimit?: number) {
+async function start(fleet = defaultFleet(), candidateLimit?: number, firestore?: Firestore) {
   await writeFleet(db, fleet);
-  const built = build(secrets, candidateLimit);
+  const built = build(secrets, candidateLimit, firestore);
   app = built.app;
   api = built.leases;
   logs = built.log.lines;
@@ -1651,6 +1656,33 @@ describe('POST /v1/leases/{id}/report', () => {
       await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })
     ).text();
     expect(text).not.toContain('outcome="cooldown_capped"');
+  });
+
+  it('a report reads its lease once: for a site new to it, one it cooled down already, one past the cap', async () => {
+    // The report read the lease, then its cooldown's write read it again for the sites it had listed.
+    const reads: FirestoreRead[] = [];
+    await start(
+      [proxy('a')],
+      undefined,
+      recordingFirestore(new Firestore({ projectId }), reads, { documents: true }),
+    );
+    const { body: lease } = await acquire({});
+    const report = async (target: string) => {
+      reads.splice(0);
+      expect(
+        (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited', target })).status,
+      ).toBe(204);
+      return reads.filter((r) => r.collection === LEASE_COLLECTIONS.leases).length;
+    };
+    expect(await report('site-0.example')).toBe(1);
+    clock.advance((WINDOW_S * 1000) / 2); // the running cooldown now ends more than a step early: due again
+    expect(await report('site-0.example')).toBe(1);
+    for (let i = 1; i < COOLDOWN_SITES_PER_LEASE; i++) await report(`site-${i}.example`);
+    expect(await report('one-more.example')).toBe(1);
+    const text = await (
+      await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(text).toContain('proxyplane_lease_requests_total{op="report",outcome="cooldown_capped"} 1');
   });
 
   it('the report target wins, and without any target the cooldown is global', async () => {

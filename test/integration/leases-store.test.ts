@@ -779,13 +779,26 @@ describe('FirestoreLeaseStore', () => {
     reportedAt: clock.now(),
   });
 
+  /** A report's cooldown for `target` on lease `leaseId`: the lease read, then the cooldown started. */
+  const startOn = async (s: FirestoreLeaseStore, leaseId: string, target: string) => {
+    const read = await s.findForReport(leaseId);
+    if (!read) throw new Error(`no lease ${leaseId}`);
+    return s.startCooldown(cooldownOn(leaseId, target), read);
+  };
+
   it('cooldowns are shared by replicas and survive a restart', async () => {
     const r1 = store();
     await r1.ready(10_000);
     const g = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
     if (g.kind !== 'granted') throw new Error('not granted');
-    expect(await r1.startCooldown(cooldownOn(g.lease.id, 'site.example'))).toBe('started');
-    expect(await r1.startCooldown(cooldownOn('no-such-lease', 'gone.example'))).toBe('unknown_lease');
+    expect(await startOn(r1, g.lease.id, 'site.example')).toBe('started');
+    expect(await r1.findForReport('no-such-lease')).toBeNull();
+    // A lease deleted after the report read it: its site is not written.
+    const h = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (h.kind !== 'granted') throw new Error('not granted');
+    const read = await r1.findForReport(h.lease.id);
+    await db.collection(LEASE_COLLECTIONS.leases).doc(h.lease.id).delete();
+    expect(await r1.startCooldown(cooldownOn(h.lease.id, 'gone.example'), read!)).toBe('unknown_lease');
     expect(r1.coolingDown(inst('p1'), 'gone.example', clock.now())).toBe(false);
     expect(r1.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     expect(r1.coolingDown(inst('p1'), 'other.example', clock.now())).toBe(false);
@@ -805,9 +818,7 @@ describe('FirestoreLeaseStore', () => {
     const g = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
     if (g.kind !== 'granted') throw new Error('not granted');
     const sites = Array.from({ length: COOLDOWN_SITES_PER_LEASE + 8 }, (_, i) => `site-${i}.example`);
-    const answers = await Promise.all(
-      sites.map((site, i) => (i % 2 ? r1 : r2).startCooldown(cooldownOn(g.lease.id, site))),
-    );
+    const answers = await Promise.all(sites.map((site, i) => startOn(i % 2 ? r1 : r2, g.lease.id, site)));
     const stored = await db.collection(LEASE_COLLECTIONS.cooldowns).where('leaseId', '==', g.lease.id).get();
     expect(stored.size).toBe(COOLDOWN_SITES_PER_LEASE);
     expect(answers.filter((a) => a === 'started')).toHaveLength(COOLDOWN_SITES_PER_LEASE);
@@ -816,9 +827,9 @@ describe('FirestoreLeaseStore', () => {
     expect(stored.docs.map((d) => d.get('target')).toSorted()).toEqual(started.toSorted());
     // A site it cools down already is cooled down again (its end moved on); a new one still is not.
     clock.advance(10_000);
-    expect(await r2.startCooldown(cooldownOn(g.lease.id, started[0]!))).toBe('started');
+    expect(await startOn(r2, g.lease.id, started[0]!)).toBe('started');
     const capped = sites.find((_, i) => answers[i] === 'capped')!;
-    expect(await r1.startCooldown(cooldownOn(g.lease.id, capped))).toBe('capped');
+    expect(await startOn(r1, g.lease.id, capped)).toBe('capped');
     expect(r1.coolingDown(inst('p1'), capped, clock.now())).toBe(false);
     expect(
       (await db.collection(LEASE_COLLECTIONS.cooldowns).doc(cooldownDocId('p1', started[0]!)).get()).get(
@@ -828,7 +839,25 @@ describe('FirestoreLeaseStore', () => {
     // Another lease on the same proxy has sites of its own.
     const h = await r2.grant({ candidates: [cand('p1')], lease: newLease() });
     if (h.kind !== 'granted') throw new Error('not granted');
-    expect(await r2.startCooldown(cooldownOn(h.lease.id, capped))).toBe('started');
+    expect(await startOn(r2, h.lease.id, capped)).toBe('started');
+  });
+
+  it('a lease written since its report read it is read again: a renewal is kept, the cap still holds', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    for (let i = 0; i < COOLDOWN_SITES_PER_LEASE - 2; i++)
+      expect(await startOn(s, g.lease.id, `site-${i}.example`)).toBe('started');
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => s.findForReport(g.lease.id)));
+    clock.advance(1_000);
+    expect(await s.renew(g.lease.id, 120)).toMatchObject({ kind: 'renewed' });
+    expect(await s.startCooldown(cooldownOn(g.lease.id, 'a.example'), a!)).toBe('started');
+    expect(await s.startCooldown(cooldownOn(g.lease.id, 'b.example'), b!)).toBe('started');
+    expect(await s.startCooldown(cooldownOn(g.lease.id, 'c.example'), c!)).toBe('capped');
+    const stored = await db.collection(LEASE_COLLECTIONS.leases).doc(g.lease.id).get();
+    expect(stored.get('cooldownSites')).toHaveLength(COOLDOWN_SITES_PER_LEASE);
+    expect(stored.get('renewals')).toBe(1);
   });
 
   it('past COOLDOWN_SITES_PER_LEASE sites, a lease still cools its proxy down proxy-wide and for its own site', async () => {
@@ -839,24 +868,24 @@ describe('FirestoreLeaseStore', () => {
     await s.ready(10_000);
     const sites = Array.from({ length: COOLDOWN_SITES_PER_LEASE }, (_, i) => `site-${i}.example`);
     const fill = async (leaseId: string) => {
-      for (const site of sites) expect(await s.startCooldown(cooldownOn(leaseId, site))).toBe('started');
-      expect(await s.startCooldown(cooldownOn(leaseId, 'one-more.example'))).toBe('capped');
+      for (const site of sites) expect(await startOn(s, leaseId, site)).toBe('started');
+      expect(await startOn(s, leaseId, 'one-more.example')).toBe('capped');
     };
     const g = await s.grant({ candidates: [cand('p1')], lease: newLease() });
     if (g.kind !== 'granted') throw new Error('not granted');
     await fill(g.lease.id);
-    expect(await s.startCooldown(cooldownOn(g.lease.id, GLOBAL_TARGET))).toBe('started');
+    expect(await startOn(s, g.lease.id, GLOBAL_TARGET)).toBe('started');
     expect(s.coolingDown(inst('p1'), 'x.example', clock.now())).toBe(true);
     expect(s.coolingDown(inst('p1'), null, clock.now())).toBe(true);
     clock.advance(60_000);
     const h = await s.grant({ candidates: [cand('p1')], lease: newLease({ target: 'shop.example:8443' }) });
     if (h.kind !== 'granted') throw new Error('not granted');
     await fill(h.lease.id);
-    expect(await s.startCooldown(cooldownOn(h.lease.id, 'shop.example'))).toBe('started');
+    expect(await startOn(s, h.lease.id, 'shop.example')).toBe('started');
     expect(s.coolingDown(inst('p1'), 'shop.example', clock.now())).toBe(true);
-    expect(await s.startCooldown(cooldownOn(h.lease.id, GLOBAL_TARGET))).toBe('started');
+    expect(await startOn(s, h.lease.id, GLOBAL_TARGET)).toBe('started');
     // Neither took room, nor is listed: still capped for any other site.
-    expect(await s.startCooldown(cooldownOn(h.lease.id, 'one-more.example'))).toBe('capped');
+    expect(await startOn(s, h.lease.id, 'one-more.example')).toBe('capped');
     const listed = (await db.collection(LEASE_COLLECTIONS.leases).doc(h.lease.id).get()).get('cooldownSites');
     expect(listed.toSorted()).toEqual(sites.toSorted());
   });

@@ -104,6 +104,19 @@ export const COOLDOWN_SITES_PER_LEASE = 32;
 
 export type CooldownStart = 'started' | 'capped' | 'unknown_lease';
 
+/** The store's version of a lease document, to write it only if it is still the one that was read. */
+export type LeaseVersion = { readonly __leaseVersion: unique symbol };
+
+/**
+ * A lease as a report reads it: with the sites it has started cooldowns for, and its document's version —
+ * what startCooldown needs, so that a report reads its lease once.
+ */
+export interface ReportedLease {
+  lease: Lease;
+  cooldownSites: readonly string[];
+  version: LeaseVersion;
+}
+
 export interface LeaseStore {
   /** Resolves once the local views of lease state and cooldowns have loaded. */
   ready(timeoutMs: number): Promise<void>;
@@ -152,13 +165,16 @@ export interface LeaseStore {
   markReplayed(recordId: string, version: KeyVersion): Promise<boolean>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
   find(leaseId: string): Promise<Lease | null>;
+  /** As find, with what startCooldown needs of the lease document. */
+  findForReport(leaseId: string): Promise<ReportedLease | null>;
   /**
-   * Writes the cooldown, and records its site (`cooldown.target`) on its lease: `capped` — nothing written
-   * — when the lease has started cooldowns for COOLDOWN_SITES_PER_LEASE other sites already;
-   * `unknown_lease` when its lease document is gone. The proxy-wide cooldown (GLOBAL_TARGET) and the lease's
-   * own site are never capped, nor recorded (domain/leases/cooldown-sites.ts).
+   * Writes the cooldown, and records its site (`cooldown.target`) on its lease (`read`, as findForReport
+   * answered it): `capped` — nothing written — when the lease has started cooldowns for
+   * COOLDOWN_SITES_PER_LEASE other sites already; `unknown_lease` when its lease document is gone. The
+   * proxy-wide cooldown (GLOBAL_TARGET) and the lease's own site are never capped, nor recorded
+   * (domain/leases/cooldown-sites.ts).
    */
-  startCooldown(cooldown: Cooldown): Promise<CooldownStart>;
+  startCooldown(cooldown: Cooldown, read: ReportedLease): Promise<CooldownStart>;
   stop(): Promise<void>;
 }
 

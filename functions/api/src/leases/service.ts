@@ -470,14 +470,16 @@ export class LeaseService {
 
   async report(id: string, report: ReportRequest): Promise<ReportOutcome> {
     if (!isLeaseId(id)) return 'unknown_lease';
-    const lease = await this.deps.store.find(id);
+    // Read once: the cooldown's write takes the lease as read here (its sites, its version).
+    const read = await this.deps.store.findForReport(id);
     // An ended lease still resolves for CooldownWindow: a late report arrives exactly when the proxy is
     // being rate-limited (seed §7).
-    if (!lease || this.pastWindow(lease)) return 'unknown_lease';
+    if (!read || this.pastWindow(read.lease)) return 'unknown_lease';
+    const { lease } = read;
     const now = this.deps.clock.now();
     const cooldown = cooldownFor(lease, report, this.deps.settings, now);
     if (cooldown && this.cooldownWriteDue(lease, cooldown, now) && (await this.coolsDown(lease))) {
-      const started = await this.deps.store.startCooldown(cooldown);
+      const started = await this.deps.store.startCooldown(cooldown, read);
       if (started === 'capped') return 'cooldown_capped';
       if (started === 'unknown_lease') return 'unknown_lease'; // its document deleted since it was read
     }

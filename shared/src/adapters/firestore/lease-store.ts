@@ -39,8 +39,10 @@ import {
   type KeyVersion,
   type LeaseStore,
   LeaseStoreError,
+  type LeaseVersion,
   type NewLease,
   type RenewOutcome,
+  type ReportedLease,
   type StoredKey,
 } from '../../ports/lease-store.js';
 import { withDeadline } from '../deadline.js';
@@ -842,6 +844,13 @@ export class FirestoreLeaseStore implements LeaseStore {
     return (await this.locate(leaseId))?.lease ?? null;
   }
 
+  async findForReport(leaseId: string): Promise<ReportedLease | null> {
+    const found = await this.locate(leaseId);
+    if (!found?.lease) return null;
+    const { lease, cooldownSites, version } = found;
+    return { lease, cooldownSites, version: version as unknown as LeaseVersion };
+  }
+
   /**
    * The lease document: decoded, or — edited by hand into one that does not decode — null beside the
    * proxy it still names (null too when it names none); null when there is no document.
@@ -852,10 +861,11 @@ export class FirestoreLeaseStore implements LeaseStore {
     const data = snap.data();
     const version = snap.updateTime;
     const renewalIds = stringsOf(data?.[RENEWAL_IDS_FIELD]);
+    const cooldownSites = stringsOf(data?.[COOLDOWN_SITES_FIELD]);
     const lease = decodeLease(data);
-    if (lease) return { lease, proxy: lease.proxy, version, renewalIds };
+    if (lease) return { lease, proxy: lease.proxy, version, renewalIds, cooldownSites };
     this.log.error('malformed lease document', { lease: loggedLeaseId(leaseId) });
-    return { lease: null, proxy: leaseProxyOf(data), version, renewalIds };
+    return { lease: null, proxy: leaseProxyOf(data), version, renewalIds, cooldownSites };
   }
 
   /**
@@ -864,49 +874,49 @@ export class FirestoreLeaseStore implements LeaseStore {
    * read, so that reports at once on any replicas never list more than COOLDOWN_SITES_PER_LEASE. Without
    * it one lease reporting ever new targets wrote a cooldown document for each. The proxy-wide cooldown and
    * the lease's own site are never capped nor listed (cooldown-sites.ts): capped, a `banned` report
-   * without a target past the cap left a banned proxy to be handed out.
+   * without a target past the cap left a banned proxy to be handed out. The lease is the report's own read
+   * of it (findForReport): read here again, a report paid two reads of it — and only when another write
+   * to it landed since is it read again.
    */
-  startCooldown(cooldown: Cooldown): Promise<CooldownStart> {
+  startCooldown(cooldown: Cooldown, read: ReportedLease): Promise<CooldownStart> {
     // One lease's reports on this replica one at a time: at once they would race for its document.
     const wait = {
       ms: this.lockWaitMs,
       error: () => new LockWaitError('unavailable', `cooldowns of a lease queued past ${this.lockWaitMs} ms`),
     };
-    return this.leaseLock.run(cooldown.leaseId, () => this.writeCooldown(cooldown), wait);
+    return this.leaseLock.run(cooldown.leaseId, () => this.writeCooldown(cooldown, read), wait);
   }
 
-  private async writeCooldown(cooldown: Cooldown): Promise<CooldownStart> {
+  private async writeCooldown(cooldown: Cooldown, read: ReportedLease): Promise<CooldownStart> {
     const id = cooldownDocId(cooldown.proxy, cooldown.target);
     const ref = this.db.collection(LEASE_COLLECTIONS.cooldowns).doc(id);
     const leaseRef = this.leaseRef(cooldown.leaseId);
+    let sites = read.cooldownSites;
+    let version = read.version as unknown as Timestamp;
     for (let attempt = 1; ; attempt++) {
-      const lease = await guard('read lease', () => leaseRef.get());
-      if (!lease.exists || !lease.updateTime) return 'unknown_lease';
-      const target = lease.get('target');
-      const listing = siteListing(
-        cooldown.target,
-        typeof target === 'string' ? target : null,
-        stringsOf(lease.get(COOLDOWN_SITES_FIELD)),
-        COOLDOWN_SITES_PER_LEASE,
-      );
+      const listing = siteListing(cooldown.target, read.lease.target, sites, COOLDOWN_SITES_PER_LEASE);
       if (listing === 'capped') return 'capped';
       const batch = this.db.batch().set(ref, encodeCooldown(cooldown));
       if (listing === 'add') {
         const add = { [COOLDOWN_SITES_FIELD]: FieldValue.arrayUnion(cooldown.target) };
-        batch.update(leaseRef, add, { lastUpdateTime: lease.updateTime });
+        batch.update(leaseRef, add, { lastUpdateTime: version });
       }
       try {
         await bounded(batch.commit(), 'write cooldown');
         this.cooldowns.put(id, cooldown);
         return 'started';
       } catch (err) {
-        // The lease written since it was read (a renewal, another report): read it again.
+        // The lease written since it was read (a renewal, another report), or deleted: read it again.
         if (!isConflict(err)) throw new LeaseStoreError('unavailable', 'write cooldown', { cause: err });
         if (attempt >= this.maxCommits)
           throw new LeaseStoreError('contended', `no cooldown written after ${attempt} attempts`, {
             cause: err,
           });
-        await jitteredBackoff(attempt);
+        // The first loss is to the version the report read before its turn: no contention yet.
+        if (attempt > 1) await jitteredBackoff(attempt - 1);
+        const again = await this.locate(cooldown.leaseId);
+        if (!again?.lease) return 'unknown_lease';
+        ({ cooldownSites: sites, version } = again);
       }
     }
   }
@@ -948,6 +958,8 @@ interface LocatedLease {
   proxy: string | null;
   version: Timestamp;
   renewalIds: string[];
+  /** The sites it has started cooldowns for (startCooldown). */
+  cooldownSites: string[];
 }
 
 /** The lease document's list of the ids of its last renewals, oldest first (renew). */
