@@ -86,8 +86,11 @@ export async function handleReconcile(
   // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
   let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
-  const mayStart = (pass: number) =>
-    pass === 1 || deps.clock.now().getTime() - deliveryStart < PASS_START_BUDGET_MS;
+  const inTime = () => deps.clock.now().getTime() - deliveryStart < PASS_START_BUDGET_MS;
+  const mayStart = (pass: number) => pass === 1 || inTime();
+  // At every exit: past the budget, an instance to drop is handed to a request of its own, not deleted here.
+  const drop = (current: string | null | undefined) =>
+    dropSuperseded(deps, log, request.proxy, created, current, inTime);
   let passes = 0;
   for (let pass = 1; pass <= deps.maxPasses && mayStart(pass); pass++) {
     passes = pass;
@@ -107,8 +110,7 @@ export async function handleReconcile(
         unrecorded.set(createdNow.uid, createdNow);
         created.set(createdNow.uid, createdNow);
       }
-      const current = await recordBeforeRetry(deps, log, request.proxy, unrecorded);
-      await dropSuperseded(deps, log, request.proxy, created, current);
+      await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
       throw err;
     }
     if (last.kind !== 'conflict') retryLatched = false;
@@ -118,18 +120,17 @@ export async function handleReconcile(
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {
-      await dropSuperseded(deps, log, request.proxy, created, heldBy(last));
+      await drop(heldBy(last));
       return { passes: pass, last: last.kind };
     }
   }
   if (last?.kind === 'conflict') {
-    const current = await recordBeforeRetry(deps, log, request.proxy, unrecorded);
-    await dropSuperseded(deps, log, request.proxy, created, current);
+    await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
     throw new TransientReconcileError(`status write kept conflicting after ${passes} passes`);
   }
   // Still RequeueNow after the in-process bound (passes or time): hand off (status.nextReconcileAt, a minute on, is the
   // safety net: patch-status.ts SAFETY_NET_MS). The redelivery knows nothing of what this one created.
-  if (last) await dropSuperseded(deps, log, request.proxy, created, heldBy(last));
+  if (last) await drop(heldBy(last));
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', {
     passes,

@@ -911,6 +911,49 @@ describe('reconcile handler: external, conflicts, poison', () => {
     },
   );
 
+  // PASS_START_BUDGET_MS is sized so that a pass begun at its end still ends inside the 300 s timeout; a
+  // delete at the delivery's end after it (up to ~2 minutes of retries, just when Compute is slow) ran into
+  // the timeout, losing the logs and the hand-off. Past the budget the delete goes to a request of its own.
+  it.each([
+    ['its writes keep conflicting', 'conflict'],
+    ['a pass throws (Compute 503)', 'throw'],
+  ] as const)(
+    'past its time budget, a delivery that ends because %s hands the earlier incarnation’s instance to a request',
+    async (_why, exit) => {
+      const first = aProxy({ name: 'p1', uid: '11111111-1111-4111-8111-111111111111' });
+      const again = aProxy({ name: 'p1', uid: '22222222-2222-4222-8222-222222222222' });
+      await create(first);
+      const realCreate = t.provider.create.bind(t.provider);
+      loseFirstWrite(async (name, fresh) => {
+        await t.store.deleteDocument(name, fresh.version);
+        await t.store.create(again);
+        if (exit === 'conflict')
+          t.clock.advance(PASS_START_BUDGET_MS); // no pass 2: the conflict exit
+        else {
+          t.provider.create = async () => {
+            t.clock.advance(PASS_START_BUDGET_MS); // pass 2's create: slow, then a 503
+            throw new ProviderError('transient', '503 from Compute');
+          };
+        }
+      });
+      const delivery = t.run('p1', 'created');
+      await expect(delivery).rejects.toThrow(exit === 'throw' ? /503/ : /kept conflicting/);
+      t.provider.create = realCreate;
+      const firstVm = `zones/us-central1-a/instances/${instanceNameFromUid(first.uid)}`;
+      expect(t.provider.calls.filter((c) => c.op === 'delete')).toEqual([]);
+      const handedOff = { provider: 'gce', providerId: firstVm, uid: first.uid };
+      expect(t.published).toEqual([{ proxy: 'p1', reason: 'unrecorded-instance', instance: handedOff }]);
+      expect(t.log.lines).toContainEqual(
+        expect.objectContaining({ event: 'reconcile.unrecorded_instance_handed_off', providerId: firstVm }),
+      );
+      // The request's delivery deletes it (no document owns it).
+      await handleReconcile(t.deps, t.published[0]!);
+      expect(t.provider.calls.filter((c) => c.op === 'delete')).toEqual([
+        { op: 'delete', providerId: firstVm },
+      ]);
+    },
+  );
+
   // The uid alone does not say an instance is superseded: a document that records it owns it, whatever uid it
   // now holds. Pass 1 creates U's VM and loses its write to a concurrent delivery that recorded the same VM
   // (its insert met a 409); a console edit then changes the uid to V, status kept. Pass 2 reads V with the VM

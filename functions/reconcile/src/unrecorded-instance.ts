@@ -37,6 +37,17 @@ export interface UnrecordedDeps {
 }
 
 const DELETED_EVENT = 'reconcile.unrecorded_instance_deleted';
+const HANDED_OFF_EVENT = 'reconcile.unrecorded_instance_handed_off';
+
+/** The `unrecorded-instance` request for the instance: one publish; its delivery checks and deletes. */
+async function handOff(deps: UnrecordedDeps, proxy: string, instance: UnrecordedInstance): Promise<void> {
+  const { provider, providerId, uid } = instance; // what the request carries: nothing else
+  await deps.publisher.publish({
+    proxy,
+    reason: 'unrecorded-instance',
+    instance: { provider, providerId, uid },
+  });
+}
 
 /** Called by the delivery that created the instance: delete it, or hand the delete to its own request. */
 export async function dropUnrecorded(
@@ -55,14 +66,9 @@ export async function dropUnrecorded(
       );
       return;
     }
-    const { provider, providerId, uid } = instance; // what the request carries: nothing else
-    await deps.publisher.publish({
-      proxy,
-      reason: 'unrecorded-instance',
-      instance: { provider, providerId, uid },
-    });
+    await handOff(deps, proxy, instance);
     log.info('an unrecorded instance is still being created: its delete is handed to a request of its own', {
-      event: 'reconcile.unrecorded_instance_handed_off',
+      event: HANDED_OFF_EVENT,
       ...fields,
     });
   } catch (err) {
@@ -96,6 +102,12 @@ async function ownedByAProxy(
  * records the instance it serves on, which an earlier pass of this very delivery created. `current`
  * undefined (not known): nothing is dropped; nor is an instance whose owner cannot be looked up (never
  * guess: the GC asks again).
+ *
+ * Only while `inTime()` (the delivery within its pass-start budget, handler.ts PASS_START_BUDGET_MS) is an
+ * instance looked up and deleted here: the delete may take ~2 minutes of retries when Compute is slow, and
+ * a delivery ending past the budget (its last pass begun late, or slow) would run into the function's
+ * timeout, killed before its logs and its retry. Past it, the delete goes to the instance's own
+ * `unrecorded-instance` request (one publish), whose delivery checks ownership and deletes.
  */
 export async function dropSuperseded(
   deps: UnrecordedDeps,
@@ -103,6 +115,7 @@ export async function dropSuperseded(
   proxy: string,
   created: ReadonlyMap<string, CreatedInstance>,
   current: string | null | undefined,
+  inTime: () => boolean = () => true,
 ): Promise<void> {
   if (current === undefined) return;
   // By uidKey, as every "does it name the same instance" comparison: a uid the document holds spelt another
@@ -111,6 +124,10 @@ export async function dropSuperseded(
   for (const instance of created.values()) {
     if (uidKey(instance.uid) === kept) continue;
     const fields = { providerId: instance.providerId, uid: instance.uid };
+    if (!inTime()) {
+      await handOffLate(deps, log, proxy, instance);
+      continue;
+    }
     try {
       if (await ownedByAProxy(deps.store, instance)) {
         log.info(
@@ -126,7 +143,34 @@ export async function dropSuperseded(
       });
       continue;
     }
-    await dropUnrecorded(deps, log, proxy, instance);
+    // Once more after the lookups (Firestore may have been slow): a delete begun past the budget is late.
+    if (inTime()) await dropUnrecorded(deps, log, proxy, instance);
+    else await handOffLate(deps, log, proxy, instance);
+  }
+}
+
+/** dropSuperseded past the delivery's budget: the delete to the instance's own request, never inline. */
+async function handOffLate(
+  deps: UnrecordedDeps,
+  log: Logger,
+  proxy: string,
+  instance: CreatedInstance,
+): Promise<void> {
+  const fields = { providerId: instance.providerId, uid: instance.uid };
+  try {
+    await handOff(deps, proxy, instance);
+    log.info(
+      'past its time budget, the delivery hands the delete of an instance it created to a request of its own',
+      {
+        event: HANDED_OFF_EVENT,
+        ...fields,
+      },
+    );
+  } catch (err) {
+    log.error('could not hand off the delete of an instance this delivery created; the orphan GC will', {
+      ...fields,
+      error: err,
+    });
   }
 }
 

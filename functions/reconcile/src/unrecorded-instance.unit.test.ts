@@ -61,7 +61,7 @@ async function setup() {
     reason: 'unrecorded-instance',
     instance: { provider: 'gce', providerId, uid },
   };
-  return { store, provider, deps, log, request, uid, providerId };
+  return { store, provider, deps, log, request, uid, providerId, published };
 }
 
 describe('unrecorded-instance requests', () => {
@@ -245,6 +245,25 @@ describe('dropSuperseded', () => {
         message: 'could not tell whether a proxy owns an instance this delivery created; the orphan GC will',
         providerId,
       }),
+    );
+  });
+
+  // Past the delivery's pass-start budget a delete (up to ~2 minutes of retries under a slow Compute API)
+  // would run into the function's timeout: the delete goes to the instance's own request, one publish,
+  // whose delivery looks ownership up and deletes.
+  it.each([
+    ['when it is reached past its budget', [false]],
+    ['when its ownership lookups end past its budget', [true, false]],
+  ] as const)('hands the delete to a request of its own, none inline, %s', async (_when, answers) => {
+    const { deps, log, provider, uid, providerId, published, request } = await setup();
+    const inTime = [...answers];
+    const created = new Map([[uid, { provider: 'gce', providerId, uid }]]);
+    await dropSuperseded(deps, log, 'gone', created, null, () => inTime.shift() ?? false);
+    expect(inTime).toEqual([]);
+    expect(provider.callsOf('delete')).toBe(0);
+    expect(published).toEqual([request]);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ event: 'reconcile.unrecorded_instance_handed_off', providerId }),
     );
   });
 });
