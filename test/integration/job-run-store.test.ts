@@ -1,6 +1,8 @@
 // FirestoreJobRunStore against the Firestore emulator: a claim starts a run unless one started within the
-// gap; a run's finish lands only on its own record — when runs overlap (requeue and snapshot claim with no
-// gap), the earlier run finishing late must not stamp its result onto the later run that is still going;
+// gap — or, for a claim naming its tick (requeue), unless the run is another delivery of that tick; a run's
+// finish lands only on its own record — when runs overlap (snapshot claims with no gap; a late requeue tick's
+// sweep still runs when the next tick's starts), the earlier run finishing late must not stamp its result
+// onto the later run that is still going;
 // a run's window start (the probe's) is recorded with its end, its deadline with its claim, and both handed
 // to the next claim; where the next run's window starts (requeue's) is carried by the claim while it runs.
 import { Firestore } from '@google-cloud/firestore';
@@ -36,6 +38,7 @@ describe('FirestoreJobRunStore', () => {
       windowStart: null,
       nextWindowStart: null,
       deadline: null,
+      tick: null,
     });
     const next = await runs.claim('job-a', at(40), 30_000);
     expect(next?.previous?.startedAt).toEqual(at(0));
@@ -54,6 +57,48 @@ describe('FirestoreJobRunStore', () => {
     expect(retry?.previous).toMatchObject({ startedAt: at(0), ok: false });
     await runs.finish('job-f', { startedAt: at(10), finishedAt: at(12), ok: true, counts: {}, error: null });
     expect(await runs.claim('job-f', at(20), 30_000, undefined, true)).toBeNull(); // ended well, within the gap
+  });
+
+  // The requeue claimed with half a period's gap from the last claim: the 12:00 tick delivered 31 s late
+  // (a cold start, a push retry's backoff) and the 12:01 tick, claimed 29.5 s after it, was refused as its
+  // duplicate — nothing polled the due times of the next minute.
+  it('a claim naming its tick refuses only another delivery of that tick, however soon another tick comes', async () => {
+    const tick = (s: number) => at(s).toISOString();
+    // The 12:00:00 tick, claimed 31 s late; the 12:01:00 tick, claimed 29.5 s after it.
+    expect(await runs.claim('job-k', at(31), 0, at(59), true, tick(0))).toEqual({ previous: null });
+    expect(await runs.claim('job-k', at(40), 0, at(59), true, tick(0))).toBeNull(); // a copy: still running
+    await runs.finish('job-k', { startedAt: at(31), finishedAt: at(59), ok: true, counts: {}, error: null });
+    const onTime = await runs.claim('job-k', new Date(at(60).getTime() + 500), 0, at(119), true, tick(60));
+    expect(onTime?.previous).toMatchObject({ startedAt: at(31), tick: tick(0) });
+    expect(await runs.get('job-k')).toMatchObject({ tick: tick(60), finishedAt: null, error: null });
+    await runs.finish('job-k', {
+      startedAt: new Date(at(60).getTime() + 500),
+      finishedAt: at(119),
+      ok: true,
+      counts: {},
+      error: null,
+    });
+    expect(await runs.claim('job-k', at(150), 0, at(119), true, tick(60))).toBeNull(); // a copy: ended ok
+    // A sweep recorded failed (stopped early): another delivery of its tick takes its window up.
+    await runs.claim('job-k', at(180), 0, at(239), true, tick(180));
+    await runs.finish('job-k', {
+      startedAt: at(180),
+      finishedAt: at(181),
+      ok: false,
+      counts: {},
+      error: 'x',
+    });
+    expect((await runs.claim('job-k', at(185), 0, at(239), true, tick(180)))?.previous).toMatchObject({
+      startedAt: at(180),
+      ok: false,
+    });
+    // A run of its tick that never recorded its end is named once it is past its deadline, not before: a
+    // run-now tick's sweep still runs when the next scheduled tick's starts.
+    await runs.claim('job-k', at(271), 0, at(330), true, tick(271)); // run now, at 12:04:31
+    await runs.claim('job-k', at(300), 0, at(359), true, tick(300));
+    expect(await runs.get('job-k')).toMatchObject({ startedAt: at(300), error: null });
+    await runs.claim('job-k', at(360), 0, at(419), true, tick(360));
+    expect((await runs.get('job-k'))?.error).toContain('never recorded its end');
   });
 
   it('an overlapped run finishing late leaves the later run’s record alone', async () => {

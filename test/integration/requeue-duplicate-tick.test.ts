@@ -1,6 +1,6 @@
 // A requeue tick Pub/Sub delivers twice at once (at least once: two instances may each take a copy) is
-// swept once: both copies claim jobRuns/requeue-sweep in a Firestore transaction, and the claim of the
-// one that comes second falls within half a period of the first's. Claimed with no gap, both swept, and
+// swept once: both copies claim jobRuns/requeue-sweep in a Firestore transaction, and the one that comes
+// second finds the first's claim of the same tick (its publish time). Claimed with no gap, both swept, and
 // every proxy due in the tick's minute was published twice.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,8 +51,8 @@ describe('a requeue tick delivered twice at once', () => {
       };
       const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
       return recordedSweep(
-        { runs: new FirestoreJobRunStore(db), clock: systemClock, log, tickPeriodMs: PERIOD_MS },
-        deadline,
+        { runs: new FirestoreJobRunStore(db), clock: systemClock, log },
+        { tick: tickAt.toISOString(), deadline },
         (resumeAt) => runSweep(deps, tickAt, resumeAt),
       );
     };

@@ -76,7 +76,9 @@ async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;
     const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
-    await recordedSweep({ runs, clock: systemClock, log, tickPeriodMs: period }, deadline, (resumeAt) =>
+    // Every delivery of one tick message carries its publish time and id: what tells a duplicate.
+    const tickId = tick.publishTime || tick.messageId || null;
+    await recordedSweep({ runs, clock: systemClock, log }, { tick: tickId, deadline }, (resumeAt) =>
       runSweep(deps, tickAt, resumeAt),
     );
   } catch (err) {

@@ -1,7 +1,8 @@
 // Records each requeue sweep in jobRuns/requeue-sweep (issue 11: the job list shows when it last ran and
-// how many proxies it requeued), and claims it as probe and gc do: a tick Pub/Sub delivers twice at once
-// is swept once. Sweeps are built to overlap harmlessly (sweep.ts) and the record otherwise only reports:
-// a sweep whose claim fails still runs (recordRun).
+// how many proxies it requeued), and claims it by its tick: a tick Pub/Sub delivers twice is swept once,
+// and another tick is never refused, however soon after a run it comes. Sweeps are built to overlap
+// harmlessly (sweep.ts) and the record otherwise only reports: a sweep whose claim fails still runs
+// (recordRun).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -62,15 +63,17 @@ export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
  * logged by the caller (index.ts).
  */
 export async function recordedSweep(
-  deps: {
-    runs: JobRunStore;
-    clock: Clock;
-    log: Logger;
-    /** The Scheduler period: a second delivery within half of it is a duplicate. */
-    tickPeriodMs: number;
+  deps: { runs: JobRunStore; clock: Clock; log: Logger },
+  run: {
+    /**
+     * The tick's identity, the same on every delivery of it (its publish time, else its message id): a
+     * delivery of a tick whose sweep is running or ended ok is a duplicate. Null (a push without either)
+     * is never refused.
+     */
+    tick: string | null;
+    /** When the sweep's window ends (sweepWindow): recorded with its claim. */
+    deadline: Date;
   },
-  /** When the sweep's window ends (sweepWindow): recorded with its claim. */
-  deadline: Date,
   sweep: (resumeDriftAt: Date | null) => Promise<SweepReport>,
 ): Promise<SweepReport | null> {
   const report = await recordRun(
@@ -82,14 +85,21 @@ export async function recordedSweep(
     REQUEUE_JOB,
     (previous) => sweep(resumeDriftAt(previous, deps.clock.now())),
     sweepResult,
-    // Half a period, as the probe: a duplicate delivered at once (Pub/Sub is at least once, and two
-    // instances may take the copies) published every due proxy and drift slot of the minute twice; the
-    // next tick's sweep is a period on. After a sweep recorded failed (stopped early), a delivery runs: it
-    // takes up the window the failed one left.
-    { minGapMs: deps.tickPeriodMs / 2, retryAfterFailure: true, deadline },
+    // By the tick, not by a gap since the last claim: a duplicate delivered at once (Pub/Sub is at least
+    // once, and two instances may take the copies) published every due proxy and drift slot of the minute
+    // twice, but a gap of half a period took the next on-time tick, claimed under 30 s after a late one
+    // (a cold start, a push retry's backoff), for a duplicate, and nothing polled its minute. After a
+    // sweep recorded failed (stopped early), a delivery of its tick runs: it takes up what the failed one
+    // left.
+    { retryAfterFailure: true, deadline: run.deadline, ...(run.tick === null ? {} : { tick: run.tick }) },
   );
   if (report === null) {
-    deps.log.info('requeue tick skipped: a sweep started moments ago (duplicate delivery)', {});
+    deps.log.info(
+      'requeue tick skipped: another delivery of it is sweeping or swept it (duplicate delivery)',
+      {
+        tick: run.tick,
+      },
+    );
     return null;
   }
   const { error } = sweepResult(report);

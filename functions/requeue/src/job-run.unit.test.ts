@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
-import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import { claimRefused, type JobRun, type JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { recordedSweep } from './job-run.js';
 import type { SweepReport } from './sweep.js';
 
@@ -15,12 +15,17 @@ class MemoryRuns implements JobRunStore {
   async list() {
     return [...this.runs.values()];
   }
-  async claim(job: string, now: Date, minGapMs: number, deadline?: Date, retryAfterFailure = false) {
+  async claim(
+    job: string,
+    now: Date,
+    minGapMs: number,
+    deadline?: Date,
+    retryAfterFailure = false,
+    tick?: string,
+  ) {
     if (this.failClaim) throw new Error('firestore down');
     const previous = this.runs.get(job) ?? null;
-    // As FirestoreJobRunStore's `blocks`.
-    const within = previous && now.getTime() - previous.startedAt.getTime() < minGapMs;
-    if (within && !(retryAfterFailure && previous.ok === false)) return null;
+    if (previous && claimRefused(previous, now, { minGapMs, retryAfterFailure, tick })) return null;
     // As FirestoreJobRunStore: the last finished run's nextWindowStart is carried while this one runs.
     const carried = previous?.nextWindowStart ?? null;
     this.runs.set(job, {
@@ -32,6 +37,7 @@ class MemoryRuns implements JobRunStore {
       error: null,
       ...(carried ? { nextWindowStart: carried } : {}),
       ...(deadline ? { deadline } : {}),
+      ...(tick ? { tick } : {}),
     });
     return { previous };
   }
@@ -49,8 +55,14 @@ const report: SweepReport = {
   nextDriftFrom: new Date('2026-02-01T12:01:00Z'),
 };
 
-/** When a sweep starting now stops polling: its tick's window (a minute, less the margin). */
-const windowEnd = (deps: { clock: ManualClock }) => new Date(deps.clock.now().getTime() + 59_000);
+/**
+ * The tick published now, delivered at once (`late`: that much later): its identity (its publish time) and
+ * when its sweep stops polling, its window's end (a minute, less the margin).
+ */
+const onTick = (deps: { clock: ManualClock }, lateMs = 0) => {
+  const at = deps.clock.now().getTime() - lateMs;
+  return { tick: new Date(at).toISOString(), deadline: new Date(at + 59_000) };
+};
 
 function setup() {
   const runs = new MemoryRuns();
@@ -65,13 +77,13 @@ function setup() {
       if (r instanceof Error) throw r;
       return r;
     };
-  return { runs, clock, log, deps: { runs, clock, log, tickPeriodMs: 60_000 }, sweep, resumedAt };
+  return { runs, clock, log, deps: { runs, clock, log }, sweep, resumedAt };
 }
 
 describe('recordedSweep', () => {
-  it('records start, end, counts and its window’s end (deadline) under requeue-sweep', async () => {
+  it('records start, end, counts, its tick and its window’s end (deadline) under requeue-sweep', async () => {
     const { runs, deps, sweep } = setup();
-    await expect(recordedSweep(deps, windowEnd(deps), sweep(report))).resolves.toBe(report);
+    await expect(recordedSweep(deps, onTick(deps), sweep(report))).resolves.toBe(report);
     expect(runs.runs.get('requeue-sweep')).toEqual({
       job: 'requeue-sweep',
       startedAt: new Date('2026-02-01T12:00:00Z'),
@@ -81,23 +93,24 @@ describe('recordedSweep', () => {
       error: null,
       nextWindowStart: new Date('2026-02-01T12:01:00Z'),
       deadline: new Date('2026-02-01T12:00:59Z'),
+      tick: '2026-02-01T12:00:00.000Z',
     });
   });
 
   it("hands the next sweep the drift range's end the last finished run recorded, whichever instance ran it", async () => {
     const { deps, sweep, resumedAt, runs, clock } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    await recordedSweep(deps, onTick(deps), sweep(report));
     clock.set(new Date('2026-02-01T12:01:00Z'));
     await recordedSweep(
       deps,
-      windowEnd(deps),
+      onTick(deps),
       sweep({ ...report, nextDriftFrom: new Date('2026-02-01T12:02:00Z') }),
     );
     expect(resumedAt).toEqual([null, new Date('2026-02-01T12:01:00Z')]);
     // A record claimed before runs recorded their deadline says nothing of a run that never finished.
     runs.runs.set('requeue-sweep', { ...runs.runs.get('requeue-sweep')!, finishedAt: null, deadline: null });
     clock.set(new Date('2026-02-01T12:02:00Z'));
-    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    await recordedSweep(deps, onTick(deps), sweep(report));
     expect(resumedAt[2]).toBeNull();
   });
 
@@ -113,13 +126,13 @@ describe('recordedSweep', () => {
     ['still within its window: the range is its own', '12:01:40', null],
   ])('a sweep that never recorded its end, the next one starting %s', async (_, nextAt, resumed) => {
     const { deps, sweep, resumedAt, runs, clock } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep(report)); // the next range starts at 12:01
+    await recordedSweep(deps, onTick(deps), sweep(report)); // the next range starts at 12:01
     clock.set(new Date('2026-02-01T12:01:00Z'));
-    void recordedSweep(deps, windowEnd(deps), () => new Promise<SweepReport>(() => {})); // dies
+    void recordedSweep(deps, onTick(deps), () => new Promise<SweepReport>(() => {})); // dies
     await new Promise((r) => setImmediate(r));
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ startedAt: clock.now(), finishedAt: null });
     clock.set(new Date(`2026-02-01T${nextAt}Z`));
-    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    await recordedSweep(deps, onTick(deps), sweep(report));
     expect(resumedAt[1]).toEqual(resumed === null ? null : new Date(`2026-02-01T${resumed}Z`));
   });
 
@@ -128,7 +141,7 @@ describe('recordedSweep', () => {
     const from = new Date('2026-02-01T11:59:30Z');
     await recordedSweep(
       deps,
-      windowEnd(deps),
+      onTick(deps),
       sweep({ ...report, publishFailures: 1, failure: new Error('listDue failed'), nextDriftFrom: from }),
     );
     const error = 'sweep stopped: listDue failed; 1 publish(es) failed';
@@ -139,38 +152,70 @@ describe('recordedSweep', () => {
   });
 
   // A tick delivered twice (Pub/Sub is at least once) was swept twice: every due proxy and drift slot of
-  // its minute published twice. The claim with a gap is what two copies on two instances share; the
+  // its minute published twice. The claim naming the tick is what two copies on two instances share; the
   // emulator-backed test (test/integration/requeue-duplicate-tick.test.ts) delivers both at once.
-  it('sweeps a second delivery within half a period not at all; the next tick, and one after a failed sweep, it does', async () => {
+  it('sweeps a second delivery of a tick not at all while its sweep runs or once it ended ok; after a failed sweep it does', async () => {
     const { runs, deps, sweep, clock, resumedAt, log } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep(report));
-    clock.set(new Date('2026-02-01T12:00:20Z'));
-    await expect(recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }))).resolves.toBeNull();
+    const first = onTick(deps);
+    let end!: (r: SweepReport) => void;
+    const running = recordedSweep(deps, first, (at) => {
+      resumedAt.push(at);
+      return new Promise<SweepReport>((resolve) => {
+        end = resolve;
+      });
+    });
+    await new Promise((r) => setImmediate(r));
+    clock.set(new Date('2026-02-01T12:00:20Z')); // a copy, while the first sweeps
+    await expect(recordedSweep(deps, first, sweep({ ...report, due: 9 }))).resolves.toBeNull();
+    end(report);
+    await running;
+    clock.set(new Date('2026-02-01T12:00:58Z')); // a copy, after the first ended ok
+    await expect(recordedSweep(deps, first, sweep({ ...report, due: 9 }))).resolves.toBeNull();
     expect(resumedAt).toHaveLength(1);
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ startedAt: new Date('2026-02-01T12:00:00Z') });
     expect(log.lines.map((l) => l.message)).toContain(
-      'requeue tick skipped: a sweep started moments ago (duplicate delivery)',
+      'requeue tick skipped: another delivery of it is sweeping or swept it (duplicate delivery)',
     );
     clock.set(new Date('2026-02-01T12:01:00Z')); // the next tick
-    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, failure: new Error('listDue failed') }, 0));
+    const next = onTick(deps);
+    await recordedSweep(deps, next, sweep({ ...report, failure: new Error('listDue failed') }, 0));
     clock.set(new Date('2026-02-01T12:01:05Z')); // a copy of it, after the sweep stopped early
-    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }));
+    await recordedSweep(deps, next, sweep({ ...report, due: 9 }));
     expect(resumedAt).toHaveLength(3);
     expect(runs.runs.get('requeue-sweep')?.counts.due).toBe(9);
   });
 
+  // The claim refused a delivery within half a period of the last claim: a tick delivered 31 s late (a
+  // cold start, a push retry's backoff) took the next on-time tick, claimed 29.5 s after it, for its
+  // duplicate, and nothing polled the next minute — Provisioning polls and backoffs up to a minute late.
+  it('a late tick and the on-time tick after it are both swept, however close their deliveries', async () => {
+    const { runs, deps, sweep, clock, resumedAt } = setup();
+    clock.set(new Date('2026-02-01T12:00:31Z')); // the 12:00 tick, delivered 31 s late
+    const late = onTick(deps, 31_000);
+    await expect(recordedSweep(deps, late, sweep(report, 28_000))).resolves.toBe(report);
+    clock.set(new Date('2026-02-01T12:01:00.500Z')); // the 12:01 tick, on time
+    const onTime = onTick(deps, 500);
+    await expect(recordedSweep(deps, onTime, sweep({ ...report, due: 9 }))).resolves.not.toBeNull();
+    expect(resumedAt).toHaveLength(2);
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({
+      startedAt: new Date('2026-02-01T12:01:00.500Z'),
+      tick: '2026-02-01T12:01:00.000Z',
+      counts: { due: 9 },
+    });
+  });
+
   it('marks a sweep with failed publishes as not ok', async () => {
     const { runs, deps, sweep } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, publishFailures: 2 }));
+    await recordedSweep(deps, onTick(deps), sweep({ ...report, publishFailures: 2 }));
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: '2 publish(es) failed' });
   });
 
   it('a sweep whose publishes failed is a failed tick (job.tick_failed, which failing_jobs counts); one without is not', async () => {
     const { deps, sweep, log, clock } = setup();
-    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    await recordedSweep(deps, onTick(deps), sweep(report));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([]);
     clock.set(new Date('2026-02-01T12:01:00Z'));
-    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, publishFailures: 2 }));
+    await recordedSweep(deps, onTick(deps), sweep({ ...report, publishFailures: 2 }));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
       expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error: '2 publish(es) failed' }),
     ]);
@@ -178,7 +223,7 @@ describe('recordedSweep', () => {
 
   it('records a failed sweep and rethrows', async () => {
     const { runs, deps, sweep } = setup();
-    await expect(recordedSweep(deps, windowEnd(deps), sweep(new Error('listDue failed')))).rejects.toThrow(
+    await expect(recordedSweep(deps, onTick(deps), sweep(new Error('listDue failed')))).rejects.toThrow(
       'listDue failed',
     );
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: 'listDue failed' });
@@ -187,7 +232,7 @@ describe('recordedSweep', () => {
   it.each(['failClaim', 'failFinish'] as const)('still sweeps when recording fails (%s)', async (flag) => {
     const { runs, deps, sweep, log } = setup();
     runs[flag] = true;
-    await expect(recordedSweep(deps, windowEnd(deps), sweep(report))).resolves.toBe(report);
+    await expect(recordedSweep(deps, onTick(deps), sweep(report))).resolves.toBe(report);
     expect(log.lines.some((l) => l.severity === 'WARNING')).toBe(true);
   });
 });

@@ -31,19 +31,27 @@ export interface JobRun {
    * claimed before it was recorded.
    */
   deadline?: Date | null;
+  /**
+   * For a job whose claim names the tick it runs (requeue: the tick message's Pub/Sub publish time, else
+   * its message id — the same on every delivery of it): that tick, recorded with the claim. Another
+   * delivery of it is the duplicate (claimRefused). Null for the other jobs.
+   */
+  tick?: string | null;
 }
 
 export interface JobRunStore {
   get(job: string): Promise<JobRun | null>;
   /**
-   * Starts a run unless another one started less than `minGapMs` ago (then null: a duplicate delivery) —
-   * with `retryAfterFailure`, unless that one recorded a failure: for a job whose every recorded failure is
-   * thrown (the probe's), the delivery after one is Pub/Sub's retry (for the requeue, it takes up the
-   * window a sweep that stopped early left). Returns the previous run (or null on
-   * the first) so the caller can derive its window from it. With a gap (runs that are not meant to
-   * overlap), a previous run that never recorded its end is named in the new run's `error` until the new
-   * run finishes: a job whose every run dies must not read as always in progress. `deadline` is recorded
-   * as the new run's (JobRun.deadline).
+   * Starts a run unless it is a duplicate delivery of a run already claimed (then null; claimRefused):
+   * one that started less than `minGapMs` ago — or, claimed with `tick`, one claimed for the same tick,
+   * however long ago, and never one of another tick however soon. With `retryAfterFailure` a run that
+   * recorded a failure does not refuse: for a job whose every recorded failure is thrown (the probe's), the
+   * delivery after one is Pub/Sub's retry (for the requeue, it takes up the window a sweep that stopped
+   * early left). Returns the previous run (or null on the first) so the caller can derive its window from
+   * it. With a gap or a tick (runs that are not meant to overlap), a previous run that never recorded its
+   * end is named in the new run's `error` until the new run finishes — for a tick, once that run is past
+   * its deadline: a job whose every run dies must not read as always in progress. `deadline` and `tick`
+   * are recorded as the new run's (JobRun.deadline, JobRun.tick).
    */
   claim(
     job: string,
@@ -51,6 +59,7 @@ export interface JobRunStore {
     minGapMs: number,
     deadline?: Date,
     retryAfterFailure?: boolean,
+    tick?: string,
   ): Promise<{ previous: JobRun | null } | null>;
   /**
    * Records how the run that claimed at `run.startedAt` ended — unless a later run has claimed since (runs
@@ -66,6 +75,25 @@ export interface JobRunStore {
   list(): Promise<JobRun[]>;
 }
 
+/**
+ * Whether `previous` makes a claim at `now` a duplicate delivery (JobRunStore.claim). By time — it started
+ * within `minGapMs` — or, for a claim that names its tick, by that tick: a gap measured from the claims
+ * took a late tick (delivered 31 s after its minute: a cold start, a push retry's backoff) and the next
+ * on-time one, claimed 29.5 s later, for two deliveries of one tick, and nothing swept the next minute.
+ * With `retryAfterFailure`, a run that recorded a failure refuses nothing.
+ */
+export function claimRefused(
+  previous: JobRun,
+  now: Date,
+  claim: { minGapMs: number; retryAfterFailure?: boolean; tick?: string },
+): boolean {
+  const duplicate =
+    claim.tick === undefined
+      ? now.getTime() - previous.startedAt.getTime() < claim.minGapMs
+      : previous.tick === claim.tick;
+  return duplicate && !(claim.retryAfterFailure && previous.ok === false);
+}
+
 /** What a finished run reports (JobRun's ok / counts / error). */
 export interface RunResult {
   ok: boolean;
@@ -77,8 +105,8 @@ export interface RunResult {
 /**
  * Runs `work` as a recorded run of `job`. The record only reports: a failure to claim or finish it goes to
  * `onRecordError` and never stops or fails the work, which is then given no previous run. A failed work
- * is recorded (ok false) and rethrown. Claimed with a `minGapMs` (requeue), a delivery the claim refuses
- * as a duplicate runs nothing and gives null; without one (snapshot: a second run is harmless), every
+ * is recorded (ok false) and rethrown. Claimed with a `minGapMs` or a `tick` (requeue), a delivery the claim
+ * refuses as a duplicate runs nothing and gives null; without (snapshot: a second run is harmless), every
  * delivery runs.
  */
 export async function recordRun<T>(
@@ -86,17 +114,24 @@ export async function recordRun<T>(
   job: string,
   work: (previous: JobRun | null) => Promise<T>,
   result: (value: T) => RunResult,
-  /** The claim's gap, retryAfterFailure and deadline (JobRunStore.claim). */
-  claim: { minGapMs?: number; retryAfterFailure?: boolean; deadline?: Date } = {},
+  /** The claim's gap, retryAfterFailure, deadline and tick (JobRunStore.claim). */
+  claim: { minGapMs?: number; retryAfterFailure?: boolean; deadline?: Date; tick?: string } = {},
 ): Promise<T | null> {
   let recording = false;
   let previous: JobRun | null = null;
   const startedAt = deps.now();
   const minGapMs = claim.minGapMs ?? 0;
   try {
-    const claimed = await deps.runs.claim(job, startedAt, minGapMs, claim.deadline, claim.retryAfterFailure);
-    // Only a claim with a gap is ever refused: another delivery of the tick is running, or just ran.
-    if (claimed === null && minGapMs > 0) return null;
+    const claimed = await deps.runs.claim(
+      job,
+      startedAt,
+      minGapMs,
+      claim.deadline,
+      claim.retryAfterFailure,
+      claim.tick,
+    );
+    // Only a claim with a gap or a tick is ever refused: another delivery of the tick is running, or ran.
+    if (claimed === null && (minGapMs > 0 || claim.tick !== undefined)) return null;
     recording = claimed !== null;
     previous = claimed?.previous ?? null;
   } catch (err) {

@@ -1,20 +1,8 @@
 // JobRunStore on Firestore: `jobRuns/{job}`, one small document per periodic job.
 import { randomUUID } from 'node:crypto';
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
-import type { JobRun, JobRunStore } from '../../ports/job-runs.js';
+import { claimRefused, type JobRun, type JobRunStore } from '../../ports/job-runs.js';
 import { Collections } from './collections.js';
-
-/**
- * Whether `previous` makes a claim at `now` a duplicate: it started within the gap — and, with
- * `retryAfterFailure`, did not record a failure. The probe throws every failure it records: such a tick
- * is redelivered by Pub/Sub — in production ~10 s on for the probe, whose gap is half its 60 s period — and
- * that delivery is the retry, not a duplicate: refused, the tick's work waited for the next tick,
- * contrary to what a thrown tick promises. A requeue sweep recorded failed may have stopped early, leaving
- * its window to another delivery. (gc records the failures it expects and acknowledges them: a delivery
- * after one is a duplicate.)
- */
-const blocks = (previous: JobRun, now: Date, minGapMs: number, retryAfterFailure: boolean): boolean =>
-  now.getTime() - previous.startedAt.getTime() < minGapMs && !(retryAfterFailure && previous.ok === false);
 
 export class FirestoreJobRunStore implements JobRunStore {
   constructor(private readonly db: Firestore) {}
@@ -34,6 +22,7 @@ export class FirestoreJobRunStore implements JobRunStore {
     minGapMs: number,
     deadline?: Date,
     retryAfterFailure = false,
+    tick?: string,
   ): Promise<{ previous: JobRun | null } | null> {
     // The claim the last attempt staged: runTransaction runs the function again after a commit that landed
     // and then failed (UNAVAILABLE, DEADLINE_EXCEEDED), and that attempt reads this claim's own record.
@@ -49,7 +38,12 @@ export class FirestoreJobRunStore implements JobRunStore {
         const snap = await tx.get(this.ref(job));
         const previous = snap.exists ? fromDoc(job, snap.data()!) : null;
         if (staged && snap.get('claimId') === claimId) return staged;
-        if (previous && blocks(previous, now, minGapMs, retryAfterFailure)) return null;
+        // The probe throws every failure it records: such a tick is redelivered by Pub/Sub — ~10 s on, within
+        // its gap of half its 60 s period — and that delivery is the retry, not a duplicate (refused, the
+        // tick's work waited for the next tick, contrary to what a thrown tick promises). A requeue sweep
+        // recorded failed may have stopped early, leaving its window to another delivery of its tick. (gc
+        // records the failures it expects and acknowledges them: a delivery after one is a duplicate.)
+        if (previous && claimRefused(previous, now, { minGapMs, retryAfterFailure, tick })) return null;
         staged = { previous };
         tx.set(this.ref(job), {
           job,
@@ -57,12 +51,13 @@ export class FirestoreJobRunStore implements JobRunStore {
           finishedAt: null,
           ok: null,
           counts: previous?.counts ?? {},
-          error: unfinishedNote(previous, minGapMs),
+          error: unfinishedNote(previous, now, minGapMs, tick),
           windowStart: null,
           // The last finished run's, carried while this one runs: if it dies, the run after it still knows
           // where the window this one left unfinished starts (requeue's drift range).
           nextWindowStart: previous?.nextWindowStart ? Timestamp.fromDate(previous.nextWindowStart) : null,
           deadline: deadline ? Timestamp.fromDate(deadline) : null,
+          tick: tick ?? null,
           claimId,
         });
         return staged;
@@ -105,11 +100,20 @@ export class FirestoreJobRunStore implements JobRunStore {
 /**
  * A run that died (crash, function timeout) never records its end, and the next claim overwrites its
  * record: without this note a job whose every run dies would only ever read "in progress". Said while the
- * new run is in progress (its own end replaces it). Only for jobs claimed with a gap (gc, probe, requeue),
- * whose runs are not meant to overlap: snapshot's may, so an unfinished predecessor means nothing.
+ * new run is in progress (its own end replaces it). Only for jobs whose runs are not meant to overlap:
+ * those claimed with a gap (gc, probe), and those claimed with their tick (requeue) once the unfinished run
+ * is past its deadline — a run-now tick's sweep still runs when the next scheduled tick's starts. Snapshot's may
+ * overlap, so an unfinished predecessor means nothing.
  */
-function unfinishedNote(previous: JobRun | null, minGapMs: number): string | null {
-  if (!previous || previous.finishedAt !== null || minGapMs <= 0) return null;
+function unfinishedNote(
+  previous: JobRun | null,
+  now: Date,
+  minGapMs: number,
+  tick: string | undefined,
+): string | null {
+  if (!previous || previous.finishedAt !== null) return null;
+  const pastDeadline = !previous.deadline || previous.deadline.getTime() <= now.getTime();
+  if (!(minGapMs > 0 || (tick !== undefined && pastDeadline))) return null;
   return `the previous run, started ${previous.startedAt.toISOString()}, never recorded its end: it crashed, timed out, or is still running`;
 }
 
@@ -126,5 +130,6 @@ function fromDoc(job: string, d: DocumentData): JobRun {
     windowStart: date(d.windowStart),
     nextWindowStart: date(d.nextWindowStart),
     deadline: date(d.deadline),
+    tick: typeof d.tick === 'string' ? d.tick : null,
   };
 }
