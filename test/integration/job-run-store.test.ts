@@ -207,6 +207,42 @@ describe('FirestoreJobRunStore', () => {
     expect(await runs.get('job-g')).toMatchObject({ nextWindowStart: at(180) });
   });
 
+  // recordRun records a run whose work threw with no nextWindowStart, and the finish wrote null over the one
+  // the claim carried: the requeue sweep after a thrown one started its drift range at its own tick, and the
+  // slots since the last finished run's end were nobody's.
+  it("a run that ends without saying where the next run's window starts keeps the one its claim carried", async () => {
+    await runs.claim('job-l', at(0), 0);
+    await runs.finish('job-l', {
+      startedAt: at(0),
+      finishedAt: at(55),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: at(60),
+    });
+    await runs.claim('job-l', at(60), 0, at(119), true, at(60).toISOString());
+    await runs.finish('job-l', {
+      startedAt: at(60),
+      finishedAt: at(70),
+      ok: false,
+      counts: {},
+      error: 'a bug',
+    });
+    expect(await runs.get('job-l')).toMatchObject({ ok: false, error: 'a bug', nextWindowStart: at(60) });
+    const next = await runs.claim('job-l', at(120), 0, at(179), true, at(120).toISOString());
+    expect(next?.previous).toMatchObject({ finishedAt: at(70), ok: false, nextWindowStart: at(60) });
+    // One that says none is left (null: the probe's run whose budget left no slots) writes that.
+    await runs.finish('job-l', {
+      startedAt: at(120),
+      finishedAt: at(175),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: null,
+    });
+    expect(await runs.get('job-l')).toMatchObject({ ok: true, nextWindowStart: null });
+  });
+
   it('a run records its deadline with its claim; its end keeps it, and the next claim hands it on', async () => {
     // The probe: the next run starts where this run's coverage ends, whatever loop its own deployment has.
     await runs.claim('job-h', at(0), 30_000, at(50));

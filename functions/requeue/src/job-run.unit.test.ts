@@ -5,6 +5,13 @@ import { claimRefused, type JobRun, type JobRunStore } from '../../../shared/src
 import { recordedSweep } from './job-run.js';
 import type { SweepReport } from './sweep.js';
 
+/**
+ * jobRuns in memory, written as FirestoreJobRunStore writes them: a claim replaces the record (carrying the
+ * counts and nextWindowStart of the run before), and a finish lands only on its own run's record, replacing
+ * its fields — a nextWindowStart not given keeps what the claim carried. (It merged whatever the finish
+ * gave into whatever record was there: a thrown sweep kept the carried value here while the store wrote
+ * null over it, and a late finish stamped itself on a later run.)
+ */
 class MemoryRuns implements JobRunStore {
   runs = new Map<string, JobRun>();
   failClaim = false;
@@ -26,24 +33,40 @@ class MemoryRuns implements JobRunStore {
     if (this.failClaim) throw new Error('firestore down');
     const previous = this.runs.get(job) ?? null;
     if (previous && claimRefused(previous, now, { minGapMs, retryAfterFailure, tick })) return null;
-    // As FirestoreJobRunStore: the last finished run's nextWindowStart is carried while this one runs.
-    const carried = previous?.nextWindowStart ?? null;
     this.runs.set(job, {
       job,
       startedAt: now,
       finishedAt: null,
       ok: null,
-      counts: {},
+      counts: previous?.counts ?? {},
       error: null,
-      ...(carried ? { nextWindowStart: carried } : {}),
-      ...(deadline ? { deadline } : {}),
-      ...(tick ? { tick } : {}),
+      windowStart: null,
+      nextWindowStart: previous?.nextWindowStart ?? null,
+      deadline: deadline ?? null,
+      tick: tick ?? null,
     });
     return { previous };
   }
-  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error' | 'nextWindowStart'>) {
+  async finish(
+    job: string,
+    run: Pick<
+      JobRun,
+      'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart' | 'nextWindowStart'
+    >,
+  ) {
     if (this.failFinish) throw new Error('firestore down');
-    this.runs.set(job, { ...this.runs.get(job)!, ...run });
+    const current = this.runs.get(job);
+    if (!current || current.startedAt.getTime() !== run.startedAt.getTime()) return;
+    this.runs.set(job, {
+      ...current,
+      finishedAt: run.finishedAt,
+      ok: run.ok,
+      counts: run.counts,
+      error: run.error,
+      windowStart: run.windowStart ?? null,
+      nextWindowStart:
+        run.nextWindowStart === undefined ? (current.nextWindowStart ?? null) : run.nextWindowStart,
+    });
   }
 }
 
@@ -92,6 +115,7 @@ describe('recordedSweep', () => {
       counts: { proxiesRequeued: 5, due: 3, drift: 2, publishFailures: 0, polls: 7 },
       error: null,
       nextWindowStart: new Date('2026-02-01T12:01:00Z'),
+      windowStart: null,
       deadline: new Date('2026-02-01T12:00:59Z'),
       tick: '2026-02-01T12:00:00.000Z',
     });
@@ -219,6 +243,24 @@ describe('recordedSweep', () => {
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
       expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error: '2 publish(es) failed' }),
     ]);
+  });
+
+  // recordRun records a thrown sweep with no nextWindowStart, and the store wrote null over the one the
+  // claim carried: the next sweep started its drift range at its own tick, and the slots between the last
+  // finished run's end and that tick were nobody's.
+  it('a sweep that throws leaves the next one the drift range’s start its claim carried', async () => {
+    const { deps, sweep, resumedAt, runs, clock } = setup();
+    await recordedSweep(deps, onTick(deps), sweep(report)); // the next range starts at 12:01
+    clock.set(new Date('2026-02-01T12:01:00Z'));
+    await expect(recordedSweep(deps, onTick(deps), sweep(new Error('a bug')))).rejects.toThrow('a bug');
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({
+      ok: false,
+      error: 'a bug',
+      nextWindowStart: new Date('2026-02-01T12:01:00Z'),
+    });
+    clock.set(new Date('2026-02-01T12:02:00Z'));
+    await recordedSweep(deps, onTick(deps), sweep(report));
+    expect(resumedAt[2]).toEqual(new Date('2026-02-01T12:01:00Z'));
   });
 
   it('records a failed sweep and rethrows', async () => {

@@ -20,7 +20,8 @@ export interface JobRun {
    * For a job whose runs take up where the last one left off (requeue's drift range): where the next
    * run's window starts — this run's end, or where it began when not all of it was done. While running,
    * the last finished run's, carried over by the claim: a run that dies (crash, timeout) never records its
-   * own, and the run after it must still know where the unfinished window starts. Null for the other jobs.
+   * own, and the run after it must still know where the unfinished window starts — as a run that failed
+   * without knowing its own (it threw) keeps it. Null for the other jobs.
    */
   nextWindowStart?: Date | null;
   /**
@@ -63,7 +64,9 @@ export interface JobRunStore {
   ): Promise<{ previous: JobRun | null } | null>;
   /**
    * Records how the run that claimed at `run.startedAt` ended — unless a later run has claimed since (runs
-   * of requeue and snapshot may overlap): the record then belongs to that run and is left alone.
+   * of requeue and snapshot may overlap): the record then belongs to that run and is left alone. A run that
+   * gives no `nextWindowStart` (undefined, not null: a requeue sweep that threw) leaves the one its claim
+   * carried, so the next run still takes the window up where the last run that knew it left it.
    */
   finish(
     job: string,
@@ -149,6 +152,7 @@ export async function recordRun<T>(
   try {
     value = await work(previous);
   } catch (err) {
+    // No nextWindowStart: the one the claim carried stays (JobRunStore.finish).
     await record({ ok: false, counts: {}, error: err instanceof Error ? err.message : String(err) });
     throw err;
   }

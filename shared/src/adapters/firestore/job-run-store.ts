@@ -84,7 +84,11 @@ export class FirestoreJobRunStore implements JobRunStore {
           counts: run.counts,
           error: run.error,
           windowStart: run.windowStart ? Timestamp.fromDate(run.windowStart) : null,
-          nextWindowStart: run.nextWindowStart ? Timestamp.fromDate(run.nextWindowStart) : null,
+          // Not given (a requeue sweep that threw knows none of its own): what the claim carried stays. Written
+          // null, the next sweep had nowhere to take the drift range up but its own tick.
+          ...(run.nextWindowStart === undefined
+            ? {}
+            : { nextWindowStart: run.nextWindowStart ? Timestamp.fromDate(run.nextWindowStart) : null }),
         });
       },
       { maxAttempts: 3 },
