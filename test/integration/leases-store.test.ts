@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
+import { DocumentReference, FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
@@ -372,6 +372,78 @@ describe('FirestoreLeaseStore', () => {
     expect(hook.lost).toBe(1);
     expect(answer).toMatchObject({ kind: 'released', lease: { renewals: 1 } });
     expect(answer.kind === 'released' && answer.lease.releasedAt).toEqual(clock.now());
+  });
+
+  /**
+   * A replica that runs `before` ahead of the first commit writing lease `hook.leaseId`, and records what it
+   * reads (every single-document read included).
+   */
+  async function beforeLeaseCommit(before: () => Promise<unknown>) {
+    const fs = new Firestore({ projectId });
+    const client = fs as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+    const send = client.request.bind(fs);
+    const hook = { leaseId: '', commits: 0 };
+    client.request = async (method, ...rest) => {
+      if (method === 'commit' && JSON.stringify(rest[0]).includes(`/leases/${hook.leaseId}"`))
+        if (hook.commits++ === 0) await before();
+      return send(method, ...rest);
+    };
+    const reads: FirestoreRead[] = [];
+    const s = new FirestoreLeaseStore(recordingFirestore(fs, reads, { documents: true }), {
+      clock,
+      settings,
+      log: quiet,
+    }).start();
+    stores.push(s);
+    await s.ready(10_000);
+    return { s, hook, reads };
+  }
+  const stateReads = (reads: FirestoreRead[]) =>
+    reads.filter((r) => r.collection === LEASE_COLLECTIONS.leaseState).length;
+
+  it('a renewal that lost to a report writing its lease reads the lease again, not its proxy’s state', async () => {
+    // Firestore does not say which precondition failed: every lost commit read the state again, and cost
+    // one of the request's commits and a backoff.
+    const { s, hook, reads } = await beforeLeaseCommit(() =>
+      db
+        .collection(LEASE_COLLECTIONS.leases)
+        .doc(hook.leaseId)
+        .update({ cooldownSites: FieldValue.arrayUnion('site.example') }),
+    );
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    hook.leaseId = g.lease.id;
+    reads.splice(0);
+    clock.advance(1_000);
+    expect(await s.renew(g.lease.id, 120)).toMatchObject({ kind: 'renewed', lease: { renewals: 1 } });
+    expect(hook.commits).toBe(2);
+    expect(stateReads(reads)).toBe(0);
+    const stored = await db.collection(LEASE_COLLECTIONS.leases).doc(g.lease.id).get();
+    expect(stored.get('cooldownSites')).toEqual(['site.example']);
+    expect(stored.get('renewals')).toBe(1);
+  });
+
+  it('renewals at once on one replica: the one that lost to the other’s lease write does not read the state', async () => {
+    // Both read the lease before their turn on the proxy's lock; the second's commit fails on the lease
+    // document the first wrote — with the state this replica already holds from that same commit.
+    const { s, hook, reads } = await beforeLeaseCommit(async () => {
+      // Both renewals have read the lease before the first one commits.
+      for (
+        let n = 0;
+        n < 100 && reads.filter((r) => r.collection === LEASE_COLLECTIONS.leases).length < 2;
+        n++
+      )
+        await new Promise((r) => setTimeout(r, 10));
+    });
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    hook.leaseId = g.lease.id;
+    reads.splice(0);
+    clock.advance(1_000);
+    const answers = await Promise.all([s.renew(g.lease.id, 120), s.renew(g.lease.id, 180)]);
+    expect(answers.map((a) => (a.kind === 'renewed' ? a.lease.renewals : null)).toSorted()).toEqual([1, 2]);
+    expect(hook.commits).toBe(3);
+    expect(stateReads(reads)).toBe(0);
   });
 
   it('renewals at once, on one replica and on two, are each counted; the TTL stored is the last one’s', async () => {

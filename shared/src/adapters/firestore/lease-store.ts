@@ -779,7 +779,6 @@ export class FirestoreLeaseStore implements LeaseStore {
       /** Whether a commit of this renewal was lost (it may have landed: the client resends, or gives up). */
       let lost = false;
       for (;;) {
-        if (!base || fresh) base = await this.access.read(proxy);
         if (lost) {
           // The lease document is read again: another renewal (or a report) may have written it since, and
           // the update is preconditioned on it. Listing this request's id, it holds this renewal's own write
@@ -791,9 +790,20 @@ export class FirestoreLeaseStore implements LeaseStore {
           if (!again?.lease) return { kind: 'unknown' };
           if (again.lease.releasedAt) return { kind: 'released', lease: again.lease };
           if (again.renewalIds.includes(renewalId)) return { kind: 'renewed', lease: again.lease };
+          // Lost to the lease document alone (read before this request's turn), the state is not read
+          // again, and the commit is given back: no contention, and no backoff before the next one.
+          const cached = this.state.get(proxy);
+          const leaseAlone =
+            budget.lastLoss === 'conflict' &&
+            cached &&
+            lostToLeaseAlone(version, lease, again.version, again.lease, cached);
+          if (leaseAlone) this.access.refund(budget);
+          base = leaseAlone ? cached : base;
+          fresh = !leaseAlone;
           ({ lease, version, renewalIds } = again);
           lost = false;
         }
+        if (!base || fresh) base = await this.access.read(proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
         if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
@@ -834,7 +844,6 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (await this.access.commit(proxy, base, entries, now, budget, [update])) {
           return { kind: 'renewed', lease: renewed };
         }
-        fresh = true;
         lost = true;
       }
     });
@@ -960,6 +969,28 @@ interface LocatedLease {
   renewalIds: string[];
   /** The sites it has started cooldowns for (startCooldown). */
   cooldownSites: string[];
+}
+
+/**
+ * Whether a renewal's commit, lost to a failed precondition — of its proxy's state or of its lease document,
+ * which Firestore does not say — lost it to the lease document alone, the state being as `cached` holds it:
+ * the lease was written since `read` (`before` then, `after` at `version` now), and that write either came with the
+ * state cached (the same commit: its time is both documents' version — a renewal this replica committed
+ * while this one waited for its turn) or left the state alone (no renewal: a report listing a site). Each
+ * such loss had read the state again for nothing, and cost one of the request's commits and a backoff. A
+ * wrong guess (the state written meanwhile by another lease) only loses the next commit to the state, with
+ * the lease as read: that loss reads the state.
+ */
+function lostToLeaseAlone(
+  read: Timestamp,
+  before: Lease,
+  version: Timestamp,
+  after: Lease,
+  cached: StateBase,
+): boolean {
+  if (version.isEqual(read)) return false;
+  if (cached.version?.isEqual(version)) return true;
+  return after.renewals === before.renewals && after.expiresAt.getTime() === before.expiresAt.getTime();
 }
 
 /** The lease document's list of the ids of its last renewals, oldest first (renew). */
