@@ -51,9 +51,11 @@ export interface ProbeHandlerDeps extends ProbeDeps {
 
 /**
  * The least a pass is given: the first pass of a run even when what came before it (the passive pass) spent
- * the run's budget. A later pass with less than this left does not start: its slots are the next run's
- * (the run records where they start, nextWindowStart) — begun anyway, its probes, writes and publishes ran
- * past the budget into the function's timeout, which kills the run before it records its end.
+ * the run's budget. A later pass with less than this left does not start — begun anyway, its probes, writes
+ * and publishes ran past the budget into the function's timeout, which kills the run before it records its
+ * end. The run records where the slots it left start (nextWindowStart), which the next run takes up only
+ * if it claims after this run finished; with the deployed budget (the budget is spent 105 s or more into the
+ * run, after the next tick's claim) they wait for their next interval (docs/health.md).
  */
 export const MIN_PASS_BUDGET_MS = 5_000;
 
@@ -122,11 +124,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     let leftFrom: Date | null = null;
     const leaveToNextRun = () => {
       leftFrom = from;
-      deps.log.warn('probe run out of budget before its deadline: the slots left are the next run’s', {
-        event: 'probe.run_budget_spent',
-        from: from.toISOString(),
-        deadline: new Date(deadline).toISOString(),
-      });
+      deps.log.warn(
+        'probe run out of budget before its deadline: the slots left wait for their next interval',
+        {
+          event: 'probe.run_budget_spent',
+          from: from.toISOString(),
+          deadline: new Date(deadline).toISOString(),
+        },
+      );
     };
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —

@@ -586,7 +586,7 @@ describe('handleProbeTick: a run whose budget is spent before its deadline', () 
     // One pass: at 17 s, 3 s of the budget were left.
     expect(passStarts).toEqual([t0.getTime()]);
     expect(warnings).toContain(
-      'probe run out of budget before its deadline: the slots left are the next run’s',
+      'probe run out of budget before its deadline: the slots left wait for their next interval',
     );
     const stoppedAt = last()!.nextWindowStart!;
     // The pass covered the slots up to its own start: the rest, up to the deadline (50 s), are the next run's.
@@ -634,7 +634,7 @@ describe('handleProbeTick: a pass whose read of the health states outlasts its b
       'probe pass out of time reading the health states: its proxies are left to the next run',
     );
     expect(warnings).toContain(
-      'probe run out of budget before its deadline: the slots left are the next run’s',
+      'probe run out of budget before its deadline: the slots left wait for their next interval',
     );
     // Where the pass's window started (the deadline of the run before: -60 s + the 50 s loop).
     const leftFrom = last()!.nextWindowStart!;

@@ -21,7 +21,8 @@ export interface JobRun {
    * run's window starts — this run's end, or where it began when not all of it was done. While running,
    * the last finished run's, carried over by the claim: a run that dies (crash, timeout) never records its
    * own, and the run after it must still know where the unfinished window starts — as a run that failed
-   * without knowing its own (it threw) keeps it. Null for the other jobs.
+   * without knowing its own (it threw) keeps it. The probe's: where the slots a spent budget left start.
+   * Null for the other jobs.
    */
   nextWindowStart?: Date | null;
   /**

@@ -37,7 +37,7 @@ export const MaxLookBackTicks = 3;
  * Where the previous run's coverage ends, so that no slot is probed twice for nothing and none is missed:
  * - none (first run ever): one tick period back;
  * - finished: its deadline (as its record holds it, else startedAt + this loop) — or where the slots its
- *   spent budget left start (nextWindowStart) — never ahead of now: it probed every slot up to there, and starting from its start would probe most of the fleet a second time
+ *   spent budget left start (nextWindowStart; only when it finished before this run claimed) — never ahead of now: it probed every slot up to there, and starting from its start would probe most of the fleet a second time
  *   at this tick's instant (thresholds reached twice as fast as intervalSeconds says, the per-uid jitter
  *   lost);
  * - still running (a slow last pass, or a loop longer than the tick): its deadline even when ahead — it is
