@@ -38,7 +38,8 @@ export interface GcDeps {
   runDeadlineMs?: number;
   /**
    * How long after its start a listing still begins another page (GC_LIST_BUDGET_MS: the timeout less one
-   * page's worst case). Unset: no bound.
+   * page's worst case). The claim and the live set read before any listing are waited on only until then
+   * too. Unset: no bound.
    */
   listBudgetMs?: number;
   /**
@@ -110,8 +111,21 @@ export async function onGcEvent(deps: GcDeps, ce: unknown): Promise<void> {
 export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   const { log, jobs, clock } = deps;
   const startedAt = clock.now();
+  // The claim (a transaction: up to three attempts) and the live set (a query) are Firestore's: each can be
+  // retried by its client for minutes when Firestore is degraded. They are waited on only until the listing
+  // budget is spent — no listing is begun after it anyway — so that a stall ends the sweep as a failed
+  // tick, logged and recorded, far inside the timeout instead of being cut off by it with nothing logged.
+  const withinListBudget = <T>(work: Promise<T>): Promise<T> => {
+    if (deps.listBudgetMs === undefined) return work;
+    const ms = Math.max(0, startedAt.getTime() + deps.listBudgetMs - clock.now().getTime());
+    return withDeadline(
+      work,
+      ms,
+      () => new Error(`no answer within the ${ms} ms the listing budget had left`),
+    );
+  };
   try {
-    if (!(await jobs.claim(GcJob, startedAt, deps.minRunGapMs))) {
+    if (!(await withinListBudget(jobs.claim(GcJob, startedAt, deps.minRunGapMs)))) {
       log.info('gc tick skipped: a sweep started moments ago (duplicate delivery)', {});
       return { kind: 'duplicate' };
     }
@@ -130,7 +144,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   const now = clock.now();
   let live: Set<string>;
   try {
-    live = await deps.proxies.liveUids();
+    live = await withinListBudget(deps.proxies.liveUids());
   } catch (err) {
     log.error('gc sweep skipped: the live proxy list could not be read (never guess)', {
       event: 'job.tick_failed',

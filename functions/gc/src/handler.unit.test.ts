@@ -447,6 +447,73 @@ describe('handleGcTick (seed §8)', () => {
     }
   });
 
+  // Firestore degraded before the sweep began: the claim (a transaction, minutes of the client's retries) or
+  // the live set read never answers. Unbounded, the timeout cut the sweep off: nothing recorded, and no
+  // job.tick_failed logged, so nothing paged.
+  it('gives up a claim that does not answer by the listing budget: the tick failure is logged inside the timeout', async () => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+      const { deps, log, jobs } = await setup([gce], {
+        clock: systemClock,
+        runDeadlineMs: GC_RUN_DEADLINE_MS,
+        listBudgetMs: GC_LIST_BUDGET_MS,
+        timeoutMs: GC_TIMEOUT_MS,
+      });
+      jobs.claim = () => new Promise(() => {}); // never answered
+      let settled = false;
+      const sweep = handleGcTick(deps).finally(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(GC_LIST_BUDGET_MS);
+      expect(settled).toBe(true);
+      expect(await sweep).toEqual({ kind: 'skipped', reason: 'claim_failed' });
+      expect(gce.listCalls).toBe(0);
+      expect(failedTicks(log)).toEqual([
+        expect.objectContaining({
+          severity: 'ERROR',
+          message: 'gc sweep skipped: the run could not be claimed',
+          job: GcJob,
+        }),
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up a live set read that does not answer by the listing budget: the run is recorded as failed inside the timeout', async () => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+      const { deps, log, jobs, store } = await setup([gce], {
+        clock: systemClock,
+        runDeadlineMs: GC_RUN_DEADLINE_MS,
+        listBudgetMs: GC_LIST_BUDGET_MS,
+        timeoutMs: GC_TIMEOUT_MS,
+      });
+      store.liveUids = () => new Promise(() => {}); // never answered
+      let settled = false;
+      const sweep = handleGcTick(deps).finally(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(GC_LIST_BUDGET_MS);
+      expect(settled).toBe(true);
+      expect(await sweep).toEqual({ kind: 'skipped', reason: 'live_set_unreadable' });
+      expect(gce.listCalls).toBe(0);
+      expect(gce.deleted).toEqual([]);
+      expect(failedTicks(log)).toEqual([
+        expect.objectContaining({
+          severity: 'ERROR',
+          message: 'gc sweep skipped: the live proxy list could not be read (never guess)',
+          job: GcJob,
+        }),
+      ]);
+      expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100
   // pages. Unbounded, the function's timeout killed the sweep and nothing recorded or logged the failure.
   it('stops a listing still paging past its budget: the provider is unlisted, the tick fails', async () => {
