@@ -414,7 +414,7 @@ describe('handleGcTick (seed §8)', () => {
   // Firestore degraded: the orphan's lookup is given up at the deadline, and then the run's record (a
   // Firestore write, up to a minute of the client's retries) never answers either. Unbounded, the timeout
   // cut the sweep off: nothing recorded, and no job.tick_failed logged, so nothing paged.
-  it("gives up the run's record before the timeout: the tick failure is logged all the same", async () => {
+  it("gives up the run's record before the timeout; the tick failure is logged before the record is asked for", async () => {
     vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
@@ -424,7 +424,13 @@ describe('handleGcTick (seed §8)', () => {
         timeoutMs: GC_TIMEOUT_MS,
       });
       store.recordsInstance = () => new Promise(() => {}); // never answered
-      jobs.finish = () => new Promise(() => {}); // never answered
+      // The failure must be logged before the record is asked for: a record that never answers (or one the
+      // timeout cuts off) cannot lose it then. What was logged when the record began is kept to check it.
+      const loggedWhenRecording: number[] = [];
+      jobs.finish = () => {
+        loggedWhenRecording.push(failedTicks(log).length);
+        return new Promise(() => {}); // never answered
+      };
       let settled = false;
       const sweep = handleGcTick(deps).finally(() => {
         settled = true;
@@ -432,6 +438,7 @@ describe('handleGcTick (seed §8)', () => {
       await vi.advanceTimersByTimeAsync(GC_TIMEOUT_MS - 1);
       expect(settled).toBe(true);
       expect(await sweep).toMatchObject({ counts: { instancesDeleted: 0, deleteFailures: 1 } });
+      expect(loggedWhenRecording).toEqual([1]);
       expect(failedTicks(log)).toEqual([
         expect.objectContaining({
           severity: 'ERROR',
