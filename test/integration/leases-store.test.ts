@@ -446,6 +446,50 @@ describe('FirestoreLeaseStore', () => {
     expect(stateReads(reads)).toBe(0);
   });
 
+  it('a renewal whose guess was wrong reads the state on its next loss: reports after each loss cannot spend its budget', async () => {
+    // A replica holding a stale state of p1 (another replica granted on it since) renews; after each lost
+    // commit a report lists a new site on the lease. Taken for a loss to the lease alone every time, the
+    // stale state was committed against again and again — 32 commits and a 503 for one renewal.
+    const fs = new Firestore({ projectId });
+    const client = fs as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+    const send = client.request.bind(fs);
+    const hook = { leaseId: '', commits: 0, sites: 0 };
+    client.request = async (method, ...rest) => {
+      const onLease =
+        method === 'commit' &&
+        hook.leaseId !== '' &&
+        JSON.stringify(rest[0]).includes(`/leases/${hook.leaseId}"`);
+      if (onLease) hook.commits++;
+      try {
+        return await send(method, ...rest);
+      } catch (err) {
+        if (onLease && hook.sites < 40) {
+          hook.sites++;
+          await db
+            .collection(LEASE_COLLECTIONS.leases)
+            .doc(hook.leaseId)
+            .update({ cooldownSites: FieldValue.arrayUnion(`s${hook.sites}.example`) });
+        }
+        throw err;
+      }
+    };
+    const a = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    stores.push(a);
+    const b = store();
+    await Promise.all([a.ready(10_000), b.ready(10_000)]);
+    const g = await a.grant({ candidates: [cand('p1', 3)], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    expect(await b.grant({ candidates: [cand('p1', 3)], lease: newLease({ ttlSeconds: 60 }) })).toMatchObject(
+      {
+        kind: 'granted',
+      },
+    );
+    hook.leaseId = g.lease.id;
+    clock.advance(1_000);
+    expect(await a.renew(g.lease.id, 120)).toMatchObject({ kind: 'renewed', lease: { renewals: 1 } });
+    expect(hook.commits).toBeLessThanOrEqual(3);
+  });
+
   it('renewals at once, on one replica and on two, are each counted; the TTL stored is the last one’s', async () => {
     // Each read the lease before its turn on the proxy's lock and wrote renewals and ttlSeconds from that
     // read: of renewals at once, the stored count was one.

@@ -62,6 +62,8 @@ export async function renewLease(
     let fresh = !base;
     /** Whether a commit of this renewal was lost (it may have landed: the client resends, or gives up). */
     let lost = false;
+    /** Whether the last loss was taken for one to the lease alone (the state not read again). */
+    let guessed = false;
     for (;;) {
       if (lost) {
         // The lease document is read again: another renewal (or a report) may have written it since, and
@@ -75,12 +77,17 @@ export async function renewLease(
         if (again.lease.releasedAt) return { kind: 'released', lease: again.lease };
         if (again.renewalIds.includes(renewalId)) return { kind: 'renewed', lease: again.lease };
         // Lost to the lease document alone (read before this request's turn), the state is not read
-        // again, and the commit is given back: no contention, and no backoff before the next one.
+        // again, and the commit is given back: no contention, and no backoff before the next one. Never
+        // twice in a row: a commit lost after such a guess reads the state whatever the lease shows — a
+        // stale state with reports landing on the lease between commits was otherwise committed against
+        // until the budget ran out (a 503 for a renewal).
         const cached = deps.state.get(proxy);
-        const leaseAlone =
+        const leaseAlone: boolean =
+          !guessed &&
           budget.lastLoss === 'conflict' &&
-          cached &&
+          cached !== undefined &&
           lostToLeaseAlone(version, lease, again.version, again.lease, cached);
+        guessed = leaseAlone;
         if (leaseAlone) deps.access.refund(budget);
         base = leaseAlone ? cached : base;
         fresh = !leaseAlone;
