@@ -86,11 +86,11 @@ export async function handleReconcile(
   // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
   let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
-  const inTime = () => deps.clock.now().getTime() - deliveryStart < PASS_START_BUDGET_MS;
-  const mayStart = (pass: number) => pass === 1 || inTime();
+  const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
+  const mayStart = (pass: number) => pass === 1 || budgetLeft() > 0;
   // At every exit: past the budget, an instance to drop is handed to a request of its own, not deleted here.
   const drop = (current: string | null | undefined) =>
-    dropSuperseded(deps, log, request.proxy, created, current, inTime);
+    dropSuperseded(deps, log, request.proxy, created, current, budgetLeft);
   let passes = 0;
   for (let pass = 1; pass <= deps.maxPasses && mayStart(pass); pass++) {
     passes = pass;

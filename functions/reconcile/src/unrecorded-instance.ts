@@ -19,6 +19,7 @@
 // that lost its uid field still does). A request that fails either deletes nothing — never a live
 // proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
 
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
@@ -103,11 +104,14 @@ async function ownedByAProxy(
  * undefined (not known): nothing is dropped; nor is an instance whose owner cannot be looked up (never
  * guess: the GC asks again).
  *
- * Only while `inTime()` (the delivery within its pass-start budget, handler.ts PASS_START_BUDGET_MS) is an
- * instance looked up and deleted here: the delete may take ~2 minutes of retries when Compute is slow, and
- * a delivery ending past the budget (its last pass begun late, or slow) would run into the function's
- * timeout, killed before its logs and its retry. Past it, the delete goes to the instance's own
- * `unrecorded-instance` request (one publish), whose delivery checks ownership and deletes.
+ * Only within `budgetLeft()` (ms the delivery has left of its pass-start budget, handler.ts
+ * PASS_START_BUDGET_MS; unbounded: Infinity) is an instance looked up and deleted here: the delete may take
+ * ~2 minutes of retries when Compute is slow, and a delivery ending past the budget (its last pass begun
+ * late, or slow) would run into the function's timeout, killed before its logs and its retry. The ownership
+ * lookups (up to 8 parallel queries, then one more, each retried by the Firestore client for minutes when
+ * it is degraded) are waited on only for what is left of it, as the GC bounds the same lookup. Past it, or
+ * with the lookups given up at it, the delete goes to the instance's own `unrecorded-instance` request (one
+ * publish), whose delivery checks ownership and deletes.
  */
 export async function dropSuperseded(
   deps: UnrecordedDeps,
@@ -115,7 +119,7 @@ export async function dropSuperseded(
   proxy: string,
   created: ReadonlyMap<string, CreatedInstance>,
   current: string | null | undefined,
-  inTime: () => boolean = () => true,
+  budgetLeft: () => number = () => Infinity,
 ): Promise<void> {
   if (current === undefined) return;
   // By uidKey, as every "does it name the same instance" comparison: a uid the document holds spelt another
@@ -124,12 +128,14 @@ export async function dropSuperseded(
   for (const instance of created.values()) {
     if (uidKey(instance.uid) === kept) continue;
     const fields = { providerId: instance.providerId, uid: instance.uid };
-    if (!inTime()) {
+    const left = budgetLeft();
+    if (left <= 0) {
       await handOffLate(deps, log, proxy, instance);
       continue;
     }
     try {
-      if (await ownedByAProxy(deps.store, instance)) {
+      const owned = ownedByAProxy(deps.store, instance);
+      if (await (Number.isFinite(left) ? withDeadline(owned, left, () => new LookupOutOfTime()) : owned)) {
         log.info(
           'an instance this delivery created for an earlier uid belongs to a proxy; its passes own it',
           fields,
@@ -137,6 +143,11 @@ export async function dropSuperseded(
         continue;
       }
     } catch (err) {
+      if (err instanceof LookupOutOfTime) {
+        // Given up at the budget (the lookups run on, their answer dropped): as past it, never guessed.
+        await handOffLate(deps, log, proxy, instance);
+        continue;
+      }
       log.error('could not tell whether a proxy owns an instance this delivery created; the orphan GC will', {
         ...fields,
         error: err,
@@ -144,8 +155,15 @@ export async function dropSuperseded(
       continue;
     }
     // Once more after the lookups (Firestore may have been slow): a delete begun past the budget is late.
-    if (inTime()) await dropUnrecorded(deps, log, proxy, instance);
+    if (budgetLeft() > 0) await dropUnrecorded(deps, log, proxy, instance);
     else await handOffLate(deps, log, proxy, instance);
+  }
+}
+
+/** dropSuperseded's ownership lookups given up at the delivery's budget. */
+class LookupOutOfTime extends Error {
+  constructor() {
+    super("the ownership lookups did not answer within the delivery's pass-start budget");
   }
 }
 

@@ -2,7 +2,7 @@
 // Pub/Sub (thrown) while the instance is still being created. The race that produces it runs against the
 // real emulators in test/invariants/delete-during-create.test.ts.
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { defaultPollIntervals } from '../../../shared/src/domain/reconcile/types.js';
@@ -258,12 +258,69 @@ describe('dropSuperseded', () => {
     const { deps, log, provider, uid, providerId, published, request } = await setup();
     const inTime = [...answers];
     const created = new Map([[uid, { provider: 'gce', providerId, uid }]]);
-    await dropSuperseded(deps, log, 'gone', created, null, () => inTime.shift() ?? false);
+    await dropSuperseded(deps, log, 'gone', created, null, () => ((inTime.shift() ?? false) ? 10_000 : 0));
     expect(inTime).toEqual([]);
     expect(provider.callsOf('delete')).toBe(0);
     expect(published).toEqual([request]);
     expect(log.lines).toContainEqual(
       expect.objectContaining({ event: 'reconcile.unrecorded_instance_handed_off', providerId }),
+    );
+  });
+
+  // Firestore degraded: the ownership lookups (up to 8 parallel queries, then one more) retried by its
+  // client for minutes. Checked against the budget only before they began, they ran the delivery into the
+  // function's timeout; they are given up when the budget is spent, and the instance handed off as past it.
+  it.each([
+    ['holdsUid', 'holdsUid'],
+    ['recordsInstance', 'recordsInstance'],
+  ] as const)(
+    'hands the delete off when the %s lookup does not answer within the budget',
+    async (_what, lookup) => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      try {
+        const { deps, log, provider, store, uid, providerId, published, request } = await setup();
+        store[lookup] = () => new Promise(() => {}); // never answered
+        const start = Date.now();
+        const budgetLeft = () => 40_000 - (Date.now() - start);
+        let settled = false;
+        const created = new Map([[uid, { provider: 'gce', providerId, uid }]]);
+        const dropping = dropSuperseded(deps, log, 'gone', created, null, budgetLeft).finally(() => {
+          settled = true;
+        });
+        await vi.advanceTimersByTimeAsync(40_000);
+        expect(settled).toBe(true);
+        await dropping;
+        expect(provider.callsOf('delete')).toBe(0);
+        expect(published).toEqual([request]);
+        expect(log.lines).toContainEqual(
+          expect.objectContaining({ event: 'reconcile.unrecorded_instance_handed_off', providerId }),
+        );
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
+
+  it('logs an ERROR and deletes nothing when the late hand-off cannot be published', async () => {
+    const { deps, log, provider, uid, providerId } = await setup();
+    deps.publisher = {
+      publish: async () => {
+        throw new Error('pubsub unavailable');
+      },
+    };
+    const created = new Map([[uid, { provider: 'gce', providerId, uid }]]);
+    await dropSuperseded(deps, log, 'gone', created, null, () => 0);
+    expect(provider.callsOf('delete')).toBe(0);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'could not hand off the delete of an instance this delivery created; the orphan GC will',
+        providerId,
+        error: expect.anything(),
+      }),
+    );
+    expect(log.lines).not.toContainEqual(
+      expect.objectContaining({ event: 'reconcile.unrecorded_instance_handed_off' }),
     );
   });
 });
