@@ -49,6 +49,14 @@ const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTIN
  * API would run into the function's timeout (300 s, shared/topology/functions.json) — killed after an
  * insert and before the status that records it, the instance waits for the redelivery (or gc) to be
  * found. Passes on a healthy API take well under a second: the budget cuts only a delivery already slow.
+ *
+ * What it bounds is the typical worst case of a pass's two calls (the get and the insert, each at its
+ * worst: test/terraform/code-contract.test.ts holds budget + 2 × that within the timeout) — not every path.
+ * A pass can make more Compute calls (get → missing → lastCreateFailure, paged → insert → 409 → get), and
+ * an inline delete begun just inside the budget may meet resourceNotReady, its why-not-ready get and the
+ * hand-off's publish: a Compute API at its worst-case retries on every call can still reach the timeout.
+ * The invocation is then killed and Pub/Sub redelivers the request; nothing is lost (the redelivery finds
+ * the instance by its name, and an instance no redelivery finds is the GC's).
  */
 export const PASS_START_BUDGET_MS = 40_000;
 

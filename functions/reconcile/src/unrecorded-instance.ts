@@ -112,6 +112,11 @@ async function ownedByAProxy(
  * it is degraded) are waited on only for what is left of it, as the GC bounds the same lookup. Past it, or
  * with the lookups given up at it, the delete goes to the instance's own `unrecorded-instance` request (one
  * publish), whose delivery checks ownership and deletes.
+ *
+ * The budget keeps late work out, no more: a delete begun inside it is not sure to end inside the timeout
+ * (refused as not ready, then its why-not-ready get and the hand-off's publish, each at its worst under a
+ * degraded Compute API, can reach it: handler.ts PASS_START_BUDGET_MS). The invocation is then killed, Pub/Sub
+ * redelivers, and the GC deletes what no redelivery finds.
  */
 export async function dropSuperseded(
   deps: UnrecordedDeps,
