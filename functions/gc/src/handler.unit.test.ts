@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { ManualClock, systemClock } from '../../../shared/src/ports/clock.js';
@@ -372,11 +372,18 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
-  // A Compute API that takes a delete and never answers: the sweep gives the orphan up at its deadline and
-  // records the run, instead of waiting into the function's timeout (recording nothing, logging no failure).
-  it("gives up an orphan's delete at the deadline: the run is recorded inside the timeout, and the tick fails", async () => {
-    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+  // At the deployed deadlines, on fake timers: calls that never answer, the clock run to the timeout.
+  describe('on fake timers', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    // A Compute API that takes a delete and never answers: the sweep gives the orphan up at its deadline and
+    // records the run, instead of waiting into the function's timeout (recording nothing, logging no failure).
+    it("gives up an orphan's delete at the deadline: the run is recorded inside the timeout, and the tick fails", async () => {
       const gce = new FakeProvider('gce', [
         vm('a', 'gone-a', minutesAgo(30)),
         vm('b', 'gone-b', minutesAgo(30)),
@@ -406,17 +413,12 @@ describe('handleGcTick (seed §8)', () => {
         }),
       );
       expect(failedTicks(log)).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  // Firestore degraded: the orphan's lookup is given up at the deadline, and then the run's record (a
-  // Firestore write, up to a minute of the client's retries) never answers either. Unbounded, the timeout
-  // cut the sweep off: nothing recorded, and no job.tick_failed logged, so nothing paged.
-  it("gives up the run's record before the timeout; the tick failure is logged before the record is asked for", async () => {
-    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    // Firestore degraded: the orphan's lookup is given up at the deadline, and then the run's record (a
+    // Firestore write, up to a minute of the client's retries) never answers either. Unbounded, the timeout
+    // cut the sweep off: nothing recorded, and no job.tick_failed logged, so nothing paged.
+    it("gives up the run's record before the timeout; the tick failure is logged before the record is asked for", async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
       const { deps, log, jobs, store } = await setup([gce], {
         clock: systemClock,
@@ -449,17 +451,12 @@ describe('handleGcTick (seed §8)', () => {
       expect(log.lines).toContainEqual(
         expect.objectContaining({ severity: 'ERROR', message: 'gc could not record the run' }),
       );
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  // Firestore degraded before the sweep began: the claim (a transaction, minutes of the client's retries) or
-  // the live set read never answers. Unbounded, the timeout cut the sweep off: nothing recorded, and no
-  // job.tick_failed logged, so nothing paged.
-  it('gives up a claim that does not answer by the listing budget: the tick failure is logged inside the timeout', async () => {
-    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    // Firestore degraded before the sweep began: the claim (a transaction, minutes of the client's retries) or
+    // the live set read never answers. Unbounded, the timeout cut the sweep off: nothing recorded, and no
+    // job.tick_failed logged, so nothing paged.
+    it('gives up a claim that does not answer by the listing budget: the tick failure is logged inside the timeout', async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
       const { deps, log, jobs } = await setup([gce], {
         clock: systemClock,
@@ -483,14 +480,9 @@ describe('handleGcTick (seed §8)', () => {
           job: GcJob,
         }),
       ]);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  it('gives up a live set read that does not answer by the listing budget: the run is recorded as failed inside the timeout', async () => {
-    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    it('gives up a live set read that does not answer by the listing budget: the run is recorded as failed inside the timeout', async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
       const { deps, log, jobs, store } = await setup([gce], {
         clock: systemClock,
@@ -516,9 +508,7 @@ describe('handleGcTick (seed §8)', () => {
         }),
       ]);
       expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false });
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100

@@ -199,17 +199,9 @@ describe('dropSuperseded', () => {
     const { deps, log, provider, uid, providerId } = await setup();
     const other = randomUUID();
     const { providerId: otherId } = await provider.create({
+      ...provider.instances.get(providerId)!.request,
       name: instanceNameFromUid(other),
-      proxyName: 'gone',
       uid: other,
-      zone,
-      machineType: 'e2-small',
-      image: 'debian-12',
-      port: 3128,
-      protocol: 'http',
-      startupScript: '',
-      credentialsSecret: null,
-      specHash: 'h',
     });
     const created = new Map([
       [uid, { provider: 'gce', providerId, uid }],
