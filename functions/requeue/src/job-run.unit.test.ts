@@ -228,6 +228,23 @@ describe('recordedSweep', () => {
     });
   });
 
+  // Only the last claim's tick was compared: a copy of the 12:00 tick delivered once the 12:01 tick had
+  // claimed swept again (its slots published twice), and its claim took the record over from 12:01's.
+  it('a copy of an older tick, delivered once a later tick has claimed, is a duplicate', async () => {
+    const { runs, deps, sweep, clock } = setup();
+    const first = onTick(deps);
+    await recordedSweep(deps, first, sweep(report));
+    clock.set(new Date('2026-02-01T12:01:00Z'));
+    void recordedSweep(deps, onTick(deps), () => new Promise<SweepReport>(() => {})); // still sweeping
+    await new Promise((r) => setImmediate(r));
+    clock.set(new Date('2026-02-01T12:01:10Z'));
+    await expect(recordedSweep(deps, first, sweep(report))).resolves.toBeNull();
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({
+      tick: '2026-02-01T12:01:00.000Z',
+      finishedAt: null,
+    });
+  });
+
   it('marks a sweep with failed publishes as not ok', async () => {
     const { runs, deps, sweep } = setup();
     await recordedSweep(deps, onTick(deps), sweep({ ...report, publishFailures: 2 }));

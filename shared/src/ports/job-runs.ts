@@ -84,18 +84,23 @@ export interface JobRunStore {
  * within `minGapMs` — or, for a claim that names its tick, by that tick: a gap measured from the claims
  * took a late tick (delivered 31 s after its minute: a cold start, a push retry's backoff) and the next
  * on-time one, claimed 29.5 s later, for two deliveries of one tick, and nothing swept the next minute.
- * With `retryAfterFailure`, a run that recorded a failure refuses nothing.
+ * Ticks named by their publish time are ordered: a copy of a tick older than the one claimed last is
+ * refused too (one record per job holds only the last tick; a late copy of the tick before it swept its
+ * slots again and took the record over). With `retryAfterFailure`, a run of the same tick that recorded a
+ * failure refuses nothing.
  */
 export function claimRefused(
   previous: JobRun,
   now: Date,
   claim: { minGapMs: number; retryAfterFailure?: boolean; tick?: string },
 ): boolean {
-  const duplicate =
-    claim.tick === undefined
-      ? now.getTime() - previous.startedAt.getTime() < claim.minGapMs
-      : previous.tick === claim.tick;
-  return duplicate && !(claim.retryAfterFailure && previous.ok === false);
+  if (claim.tick === undefined) {
+    const duplicate = now.getTime() - previous.startedAt.getTime() < claim.minGapMs;
+    return duplicate && !(claim.retryAfterFailure && previous.ok === false);
+  }
+  const [last, next] = [Date.parse(previous.tick ?? ''), Date.parse(claim.tick)];
+  if (!Number.isNaN(last) && !Number.isNaN(next) && next < last) return true;
+  return previous.tick === claim.tick && !(claim.retryAfterFailure && previous.ok === false);
 }
 
 /** What a finished run reports (JobRun's ok / counts / error). */
