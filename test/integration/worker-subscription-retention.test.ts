@@ -7,7 +7,10 @@
 import { Firestore } from '@google-cloud/firestore';
 import type { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { retireWorkerSubscriptions } from '../../functions/snapshot/src/subscription-retention.js';
+import {
+  retireWorkerSubscriptions,
+  SUBSCRIPTION_PAGES_PER_TICK,
+} from '../../functions/snapshot/src/subscription-retention.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { FirestoreWorkerRetentionStore } from '../../shared/src/adapters/firestore/worker-retention-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
@@ -150,14 +153,20 @@ describe('the subscription retention', () => {
     expect(await exists('gw-back')).toBe(false);
   });
 
-  it('pages through sessions that ended at the same instant, a batch a tick, missing none', async () => {
+  it('pages through sessions that ended at the same instant, a batch a page, across ticks, missing none', async () => {
     const same = ago(2 * HOUR);
-    for (const id of ['gw-a', 'gw-b', 'gw-c']) await worker(id, same);
+    const ids = Array.from(
+      { length: SUBSCRIPTION_PAGES_PER_TICK + 2 },
+      (_, i) => `gw-${String(i).padStart(2, '0')}`,
+    );
+    for (const id of ids) await worker(id, same);
     const clock = new ManualClock(T0);
     const reaper = new CountingReaper(pubsub);
-    for (let i = 0; i < 3; i++) expect((await tick(clock, reaper, 1)).counts.deleted).toBe(1);
-    expect(reaper.asked).toEqual(['gw-a', 'gw-b', 'gw-c']);
+    // Full pages of one: as many as a tick takes, then the rest from the saved cursor the next tick.
+    expect((await tick(clock, reaper, 1)).counts.deleted).toBe(SUBSCRIPTION_PAGES_PER_TICK);
+    expect((await tick(clock, reaper, 1)).counts.deleted).toBe(2);
+    expect(reaper.asked).toEqual(ids);
     expect((await tick(clock, reaper, 1)).counts.deleted).toBe(0);
-    expect(reaper.asked).toHaveLength(3);
+    expect(reaper.asked).toHaveLength(ids.length);
   });
 });

@@ -11,13 +11,26 @@
 // — as it does when a registration lands just as its old session end is dealt with here and the
 // subscription it was handed is deleted under it.
 //
-// Each session end is dealt with once: a cursor moves through the workers in order of session end, `batch`
-// a tick, never starting further back than Pub/Sub's expiry (a subscription idle that long is gone). A
-// deletion that fails stops the tick there, and the next tries again from it.
+// Each session end is dealt with once: a cursor moves through the workers in order of session end, a page
+// of `batch` at a time, never starting further back than Pub/Sub's expiry (a subscription idle that long is
+// gone). A full page means a backlog: further pages follow in the same tick, up to SUBSCRIPTION_PAGES_PER_TICK
+// of them and for SUBSCRIPTION_RETENTION_BUDGET_MS at most (the handler gives upkeep no deadline of its own;
+// the pass, the sweep and the worker documents share the 120 s timeout). One page a tick kept up with only
+// `batch` (20) retired workers a minute: a gateway crash-looping at 30 new worker ids a minute left the cursor
+// further behind every tick, then past the expiry, and ~14,000 subscriptions waited for Pub/Sub's expiry —
+// over the topic's 10,000. A deletion that fails stops the tick there, and the next tries again from it.
 import { WORKER_SUBSCRIPTION_EXPIRY_SECONDS } from '../../../shared/src/adapters/pubsub/worker-subscription.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SessionEnd, SubscriptionReaper } from '../../../shared/src/ports/workers-retention.js';
 import type { SnapshotPassDeps } from './deps.js';
+
+/** Pages of `batch` session ends a tick takes at most while they come back full (a backlog). */
+export const SUBSCRIPTION_PAGES_PER_TICK = 10;
+/**
+ * How long a tick keeps deleting subscriptions, by the injected clock: no page is started and no deletion
+ * begun past it. With the parts sweep and the worker documents, well inside the tick's 120 s timeout.
+ */
+export const SUBSCRIPTION_RETENTION_BUDGET_MS = 20_000;
 
 export interface SubscriptionRetireCounts {
   /** Subscriptions deleted (those already gone not counted). */
@@ -37,23 +50,39 @@ export async function retireWorkerSubscriptions(
   if (floor >= before) return { deleted: 0, failures: 0 };
   try {
     const cursor = await deps.retired.subscriptionCursor();
-    const after = cursor && cursor.endedAt > floor ? cursor : floor;
-    const ended = await deps.retired.sessionsEnded(after, before, deps.retention.batch);
+    let after: SessionEnd | Date = cursor && cursor.endedAt > floor ? cursor : floor;
     const deleted: string[] = [];
     let reached: SessionEnd | null = null;
     let failures = 0;
-    for (const s of ended) {
+    // A later page that cannot be read still saves the cursor past what the earlier ones dealt with.
+    let storeFailure: unknown = null;
+    const outOfTime = () => deps.clock.now().getTime() - now >= SUBSCRIPTION_RETENTION_BUDGET_MS;
+    pages: for (let page = 0; page < SUBSCRIPTION_PAGES_PER_TICK && !outOfTime(); page++) {
+      let ended: SessionEnd[];
       try {
-        if (await reaper.remove(s.workerId)) deleted.push(s.workerId);
+        ended = await deps.retired.sessionsEnded(after, before, deps.retention.batch);
       } catch (err) {
-        deps.log.warn('deleting a worker snapshot subscription failed; the next tick tries again', {
-          workerId: s.workerId,
-          error: err,
-        });
-        failures = 1;
+        if (page === 0) throw err;
+        storeFailure = err;
         break;
       }
-      reached = s;
+      for (const s of ended) {
+        if (outOfTime()) break pages;
+        try {
+          if (await reaper.remove(s.workerId)) deleted.push(s.workerId);
+        } catch (err) {
+          deps.log.warn('deleting a worker snapshot subscription failed; the next tick tries again', {
+            workerId: s.workerId,
+            error: err,
+          });
+          failures = 1;
+          break pages;
+        }
+        reached = s;
+        after = s;
+      }
+      // A page short of `batch`: nothing more has ended before the horizon.
+      if (ended.length < deps.retention.batch) break;
     }
     if (deleted.length > 0) {
       deps.log.info('snapshot subscriptions of workers gone past the view horizon deleted', {
@@ -63,12 +92,20 @@ export async function retireWorkerSubscriptions(
       });
     }
     if (reached) await deps.retired.saveSubscriptionCursor(reached);
+    if (storeFailure !== null) {
+      logStoreFailure(deps, storeFailure);
+      failures = 1;
+    }
     return { deleted: deleted.length, failures };
   } catch (err) {
-    deps.log.warn('worker subscription retention failed; the next tick tries again', {
-      kind: err instanceof WorkerStoreError ? err.kind : 'unknown',
-      error: err,
-    });
+    logStoreFailure(deps, err);
     return { deleted: 0, failures: 1 };
   }
+}
+
+function logStoreFailure(deps: Pick<SnapshotPassDeps, 'log'>, err: unknown): void {
+  deps.log.warn('worker subscription retention failed; the next tick tries again', {
+    kind: err instanceof WorkerStoreError ? err.kind : 'unknown',
+    error: err,
+  });
 }

@@ -4,7 +4,11 @@ import { DEFAULT_WORKER_SETTINGS } from '../../../shared/src/domain/workers/sett
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SessionEnd } from '../../../shared/src/ports/workers-retention.js';
-import { retireWorkerSubscriptions } from './subscription-retention.js';
+import {
+  retireWorkerSubscriptions,
+  SUBSCRIPTION_PAGES_PER_TICK,
+  SUBSCRIPTION_RETENTION_BUDGET_MS,
+} from './subscription-retention.js';
 
 const now = new Date('2026-12-01T12:00:00Z');
 const HOUR = 3_600_000;
@@ -96,5 +100,148 @@ describe('retireWorkerSubscriptions', () => {
     const d = deps({ settings });
     expect(await retireWorkerSubscriptions(d.deps, d.reaper)).toEqual({ deleted: 0, failures: 0 });
     expect(d.retired.subscriptionCursor).not.toHaveBeenCalled();
+  });
+
+  describe('a backlog (more than a page ended since the last tick)', () => {
+    const MINUTE = 60_000;
+    const byEnd = (a: SessionEnd, b: SessionEnd) =>
+      a.endedAt.getTime() - b.endedAt.getTime() ||
+      (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0);
+
+    /**
+     * A store over `sessions` (sorted by end) paging as the port says, a cursor it keeps, and a Pub/Sub that
+     * holds each worker's subscription until it is deleted or a day past its session's end (its expiry).
+     */
+    function fleet(sessions: SessionEnd[], clock: ManualClock, deleteMs: number) {
+      const endOf = new Map(sessions.map((s) => [s.workerId, s.endedAt.getTime()]));
+      const live = new Set(sessions.map((s) => s.workerId));
+      let cursor: SessionEnd | null = null;
+      const firstAfter = (after: SessionEnd | Date) => {
+        const key = after instanceof Date ? { workerId: '', endedAt: after } : after;
+        let lo = 0;
+        let hi = sessions.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          const s = sessions[mid] as SessionEnd;
+          if (byEnd(s, key) <= 0 || (after instanceof Date && s.endedAt <= after)) lo = mid + 1;
+          else hi = mid;
+        }
+        return lo;
+      };
+      const retired = {
+        subscriptionCursor: vi.fn(async () => cursor),
+        sessionsEnded: vi.fn(async (after: SessionEnd | Date, before: Date, limit: number) => {
+          const page: SessionEnd[] = [];
+          for (let i = firstAfter(after); i < sessions.length && page.length < limit; i++) {
+            const s = sessions[i] as SessionEnd;
+            if (s.endedAt >= before) break;
+            page.push(s);
+          }
+          return page;
+        }),
+        saveSubscriptionCursor: vi.fn(async (c: SessionEnd) => {
+          cursor = c;
+        }),
+      };
+      const expired = (id: string) => (endOf.get(id) ?? 0) <= clock.now().getTime() - 24 * HOUR;
+      const reaper = {
+        remove: vi.fn(async (id: string) => {
+          clock.advance(deleteMs);
+          return live.delete(id) && !expired(id);
+        }),
+      };
+      const log = memoryLogger();
+      return {
+        retired,
+        reaper,
+        log,
+        /** Subscriptions of workers whose session has ended still on the topic: neither deleted nor expired. */
+        attached: () =>
+          [...live].filter((id) => (endOf.get(id) ?? 0) <= clock.now().getTime() && !expired(id)).length,
+        deps: {
+          retired: retired as never,
+          clock,
+          log,
+          settings: DEFAULT_WORKER_SETTINGS,
+          retention: { afterMs: 7 * 24 * HOUR, batch: 20 },
+        },
+      };
+    }
+
+    it('40 workers retired a minute for 25 hours: the subscriptions left stay far under the topic’s 10,000', async () => {
+      // A gateway crash-looping at 40 instances a minute, its sessions ending a minute apart each.
+      const start = now.getTime();
+      const minutes = 25 * 60;
+      const sessions: SessionEnd[] = [];
+      for (let m = 0; m < minutes; m++)
+        for (let i = 0; i < 40; i++)
+          sessions.push({
+            workerId: `gw-${m}-${String(i).padStart(2, '0')}`,
+            endedAt: new Date(start + m * MINUTE + i * 1000),
+          });
+      sessions.sort(byEnd);
+      const clock = new ManualClock(now);
+      const f = fleet(sessions, clock, 50);
+      let most = 0;
+      for (let m = 0; m < minutes; m++) {
+        clock.set(new Date(start + m * MINUTE));
+        expect(await retireWorkerSubscriptions(f.deps, f.reaper)).toMatchObject({ failures: 0 });
+        if (m % 30 === 29) most = Math.max(most, f.attached());
+      }
+      // Those within the view horizon (an hour: 2,400) are kept on purpose; every older one is deleted.
+      expect(most).toBeLessThan(2_400 + 2 * 40);
+      expect(f.attached()).toBeLessThan(2_400 + 2 * 40);
+    });
+
+    it('takes further pages while they come back full, up to the pages a tick allows', async () => {
+      const sessions = Array.from({ length: 500 }, (_, i) =>
+        ended(`gw-${String(i).padStart(3, '0')}`, 20 - i / 100),
+      );
+      const f = fleet(sessions, new ManualClock(now), 0);
+      expect(await retireWorkerSubscriptions(f.deps, f.reaper)).toEqual({
+        deleted: 20 * SUBSCRIPTION_PAGES_PER_TICK,
+        failures: 0,
+      });
+      expect(f.retired.sessionsEnded).toHaveBeenCalledTimes(SUBSCRIPTION_PAGES_PER_TICK);
+      // Each page from the last session end of the one before: each found once, in order.
+      expect(f.retired.sessionsEnded.mock.calls[1]?.[0]).toEqual(sessions[19]);
+      expect(f.reaper.remove.mock.calls.map((c) => c[0])).toEqual(
+        sessions.slice(0, 20 * SUBSCRIPTION_PAGES_PER_TICK).map((s) => s.workerId),
+      );
+      expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledOnce();
+      expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledWith(
+        sessions[20 * SUBSCRIPTION_PAGES_PER_TICK - 1],
+      );
+    });
+
+    it('slow deletions stop the tick at its time budget: no deletion begun past it, the cursor at the last done', async () => {
+      const sessions = Array.from({ length: 100 }, (_, i) =>
+        ended(`gw-${String(i).padStart(3, '0')}`, 20 - i / 100),
+      );
+      const clock = new ManualClock(now);
+      // Each deletion takes 3 s by the injected clock: the seventh ends past the budget.
+      const f = fleet(sessions, clock, 3_000);
+      const done = Math.ceil(SUBSCRIPTION_RETENTION_BUDGET_MS / 3_000);
+      expect(await retireWorkerSubscriptions(f.deps, f.reaper)).toEqual({ deleted: done, failures: 0 });
+      expect(f.reaper.remove).toHaveBeenCalledTimes(done);
+      expect(f.retired.sessionsEnded).toHaveBeenCalledOnce();
+      expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledWith(sessions[done - 1]);
+    });
+
+    it('a later page that cannot be read: the cursor still moves past the pages dealt with, one failure', async () => {
+      const sessions = Array.from({ length: 60 }, (_, i) =>
+        ended(`gw-${String(i).padStart(3, '0')}`, 20 - i / 100),
+      );
+      const f = fleet(sessions, new ManualClock(now), 0);
+      const read = f.retired.sessionsEnded.getMockImplementation();
+      f.retired.sessionsEnded
+        .mockImplementationOnce(read as never)
+        .mockRejectedValueOnce(new WorkerStoreError('unavailable', 'firestore down'));
+      expect(await retireWorkerSubscriptions(f.deps, f.reaper)).toEqual({ deleted: 20, failures: 1 });
+      expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledWith(sessions[19]);
+      expect(f.log.lines).toContainEqual(
+        expect.objectContaining({ severity: 'WARNING', kind: 'unavailable' }),
+      );
+    });
   });
 });
