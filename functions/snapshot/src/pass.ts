@@ -3,12 +3,11 @@
 // and plan again under it, commit the ownership changes with the new epoch in one guarded batch, then
 // store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
 // plus the commit's precondition on the state document.
-import { DEFAULT_PUBLISH_DEADLINE_MS } from '../../../shared/src/adapters/pubsub/publisher.js';
+import pLimit from 'p-limit';
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
 import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/workers/ownership.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
-import { actWithinBudget } from './act-within-budget.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
 import { HeldLock } from './planner-lock.js';
@@ -23,11 +22,6 @@ export interface PassSummary {
   published: number;
   resent: number;
   failures: number;
-  /**
-   * Workers whose step was not started: the pass had run past SNAPSHOT_PASS_BUDGET_MS. Their headers are
-   * as they were, so the next pass finds them due again and acts on them.
-   */
-  left?: number;
   /** The workers whose step failed, each once (`failures` of them). */
   failed: FailedStep[];
   /** Snapshots whose old parts were swept after the pass (ticks only: sweep.ts). */
@@ -79,22 +73,6 @@ const LEASE_RACE_REPLANS = 2;
  * and bound what one pass holds in flight.
  */
 export const ACT_CONCURRENCY = 8;
-
-/**
- * How long after it starts a pass still starts a worker step. Eight steps at once each bounded only by its
- * publish's deadline (10 s, adapters/pubsub/publisher.ts DEFAULT_PUBLISH_DEADLINE_MS) under a slow Pub/Sub
- * took 100 workers / 8 × 10 s ≈ 130 s: past the function's 120 s timeout, the upkeep after the pass was
- * skipped and the tick redelivered. Past the budget the steps not started are left to the next pass (they
- * are still due); this, one step begun at its end (STEP_WORST_MS) and the upkeep's allowance
- * (handler.ts UPKEEP_ALLOWANCE_MS) fit in the timeout (test/terraform/code-contract.test.ts).
- */
-export const SNAPSHOT_PASS_BUDGET_MS = 60_000;
-
-/**
- * One worker step at its worst: its publish unanswered to its deadline, plus the snapshot's save
- * transaction and the header's mark (Firestore round trips, retried by the client), allowed 15 s.
- */
-export const STEP_WORST_MS = DEFAULT_PUBLISH_DEADLINE_MS + 15_000;
 
 /**
  * Assignments per ownership commit. Each claims its proxy's lease state (one write), and the changed shards
@@ -158,7 +136,6 @@ async function decideAndCommit(
 
 /** Throws PlannerBusy when another pass holds the lock and this one has something to do. */
 export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSummary> {
-  const deadline = new Date(deps.clock.now().getTime() + SNAPSHOT_PASS_BUDGET_MS);
   const dry = await decide(deps);
   const summary: PassSummary = {
     ran: false,
@@ -168,7 +145,6 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     published: 0,
     resent: 0,
     failures: 0,
-    left: 0,
     failed: [],
     swept: 0,
     sweepFailures: 0,
@@ -252,44 +228,29 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     }
     // Each worker's step is its own store → publish → mark, independent of the others' (the ownership they
     // carry is committed above), so several run at once: after an epoch bump every live worker has one.
-    // None is started past the pass's budget: the rest are left to the next pass, which finds them due.
-    const { results, left } = await actWithinBudget(
-      steps,
-      { concurrency: ACT_CONCURRENCY, clock: deps.clock, deadline },
-      async ({ step, ctx }) => {
-        // The lock could not be extended (planner-lock.ts): what is left is failed, and asked for again.
-        if (lock.lost) {
-          summary.failures++;
-          summary.failed.push({ workerId: step.build.workerId, permanent: false });
-          return null;
-        }
-        try {
-          return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
-        } catch (err) {
-          // One worker's failure must not starve the others; the pass is retried (or the next tick redoes it).
-          const permanent = permanentStepFailure(err);
-          summary.failures++;
-          summary.failed.push({ workerId: step.build.workerId, permanent });
-          deps.log.error('snapshot step failed', {
-            workerId: step.build.workerId,
-            step: step.kind,
-            permanent,
-            error: err,
-          });
-          return null;
-        }
-      },
-    );
-    // A worker with nothing to do is not one left.
-    const notReached = left.filter((s) => s.step.kind !== 'none').map((s) => s.step.build.workerId);
-    if (notReached.length > 0) {
-      summary.left = notReached.length;
-      deps.log.warn('snapshot pass over its budget: the workers not reached are left to the next pass', {
-        budgetMs: SNAPSHOT_PASS_BUDGET_MS,
-        left: notReached.length,
-        workerIds: notReached,
-      });
-    }
+    const results = await pLimit(ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
+      // The lock could not be extended (planner-lock.ts): what is left is failed, and asked for again.
+      if (lock.lost) {
+        summary.failures++;
+        summary.failed.push({ workerId: step.build.workerId, permanent: false });
+        return null;
+      }
+      try {
+        return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
+      } catch (err) {
+        // One worker's failure must not starve the others; the pass is retried (or the next tick redoes it).
+        const permanent = permanentStepFailure(err);
+        summary.failures++;
+        summary.failed.push({ workerId: step.build.workerId, permanent });
+        deps.log.error('snapshot step failed', {
+          workerId: step.build.workerId,
+          step: step.kind,
+          permanent,
+          error: err,
+        });
+        return null;
+      }
+    });
     for (const r of results) {
       if (r === null) continue;
       summary.workers.push(r);
