@@ -11,12 +11,9 @@ import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
-import { createHttpListener } from './http-app.js';
 import { jsonLogger } from './logger.js';
-import { PromRecorder } from './metrics.js';
-import { newSocketCounts } from './sockets.js';
 import { TargetGuard } from './target-guard.js';
-import { UpstreamPool } from './upstream-pool.js';
+import { testHttpListener } from './testing/http-listener.js';
 import { GatewayWorker } from './worker.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -117,38 +114,20 @@ beforeAll(async () => {
     sha256Hex,
   );
   expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
-  const sockets = newSocketCounts();
-  const metrics = new PromRecorder({
-    activeTunnels: () => 0,
-    reserved: () => 0,
-    openSockets: () => ({ ...sockets }),
-    snapshotAgeSeconds: () => null,
-    snapshotVersion: () => null,
-    accepting: () => worker.accepting,
-    outcomeQueueSize: () => 0,
-    suspectUpstreams: () => null,
-    suspectFallbacks: () => 0,
-  });
   gateway = http.createServer(
-    createHttpListener({
-      worker,
+    testHttpListener(worker, {
       // Never dialled: only named in the CONNECT (the proxies answer as the target themselves).
       guard: new TargetGuard(parseAllowList([]).allow, async () => ['8.8.8.8'], {
         ttlMs: 60_000,
         maxEntries: 10,
         now: Date.now,
       }),
-      recorder: metrics,
-      metrics,
-      sockets,
       auth: new ClientAuth([], ['token-of-a', 'token-of-b']),
       log,
       upstreamTimeoutMs: 2000,
-      pool: new UpstreamPool(sockets, { idleMs: 0, maxIdlePerUpstream: 0 }),
       maxTimeoutMs: 5000,
       maxBodyBytes: 4096,
       maxResponseBytes: 4096,
-      version: 't',
     }),
   );
   await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));

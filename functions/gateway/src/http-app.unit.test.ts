@@ -1,15 +1,9 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
-import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
-import { createHttpListener } from './http-app.js';
 import { jsonLogger, type Logger } from './logger.js';
-import { PromRecorder } from './metrics.js';
-import { newSocketCounts } from './sockets.js';
-import { TargetGuard } from './target-guard.js';
-import { UpstreamPool } from './upstream-pool.js';
+import { testHttpListener } from './testing/http-listener.js';
 import { GatewayWorker } from './worker.js';
 
 function app(log = jsonLogger('error', () => {})) {
@@ -21,37 +15,7 @@ function app(log = jsonLogger('error', () => {})) {
     stickyTableSize: 10,
     outcomeQueueSize: 10,
   });
-  const sockets = newSocketCounts();
-  const metrics = new PromRecorder({
-    activeTunnels: () => 0,
-    reserved: () => 0,
-    openSockets: () => ({ ...sockets }),
-    snapshotAgeSeconds: () => null,
-    snapshotVersion: () => null,
-    accepting: () => worker.accepting,
-    outcomeQueueSize: () => 0,
-    suspectUpstreams: () => null,
-    suspectFallbacks: () => 0,
-  });
-  return createHttpListener({
-    worker,
-    guard: new TargetGuard(parseAllowList([]).allow, async () => ['8.8.8.8'], {
-      ttlMs: 0,
-      maxEntries: 1,
-      now: Date.now,
-    }),
-    recorder: metrics,
-    metrics,
-    sockets,
-    auth: new ClientAuth([{ username: 'c', password: 's' }], ['tok']),
-    log,
-    upstreamTimeoutMs: 1000,
-    pool: new UpstreamPool(sockets, { idleMs: 0, maxIdlePerUpstream: 0 }),
-    maxTimeoutMs: 1000,
-    maxBodyBytes: 1024,
-    maxResponseBytes: 1024,
-    version: 't',
-  });
+  return testHttpListener(worker, { log });
 }
 
 /** The listener on a real socket: /v1/fetch is served on Node's own request objects, not by app.request. */

@@ -380,6 +380,14 @@ describe('handleGcTick (seed §8)', () => {
     afterEach(() => {
       vi.useRealTimers();
     });
+    // The deployed deadlines on the system clock (which the fake timers drive).
+    const atDeployedDeadlines = (gce: FakeProvider) =>
+      setup([gce], {
+        clock: systemClock,
+        runDeadlineMs: GC_RUN_DEADLINE_MS,
+        listBudgetMs: GC_LIST_BUDGET_MS,
+        timeoutMs: GC_TIMEOUT_MS,
+      });
 
     // A Compute API that takes a delete and never answers: the sweep gives the orphan up at its deadline and
     // records the run, instead of waiting into the function's timeout (recording nothing, logging no failure).
@@ -388,10 +396,7 @@ describe('handleGcTick (seed §8)', () => {
         vm('a', 'gone-a', minutesAgo(30)),
         vm('b', 'gone-b', minutesAgo(30)),
       ]);
-      const { deps, log, jobs, live, deleting } = await setup([gce], {
-        clock: systemClock,
-        runDeadlineMs: GC_RUN_DEADLINE_MS,
-      });
+      const { deps, log, jobs, live, deleting } = await atDeployedDeadlines(gce);
       gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
       gce.delete = () => new Promise(() => {}); // taken, never answered
       const sweep = handleGcTick(deps);
@@ -420,11 +425,7 @@ describe('handleGcTick (seed §8)', () => {
     // cut the sweep off: nothing recorded, and no job.tick_failed logged, so nothing paged.
     it("gives up the run's record before the timeout; the tick failure is logged before the record is asked for", async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-      const { deps, log, jobs, store } = await setup([gce], {
-        clock: systemClock,
-        runDeadlineMs: GC_RUN_DEADLINE_MS,
-        timeoutMs: GC_TIMEOUT_MS,
-      });
+      const { deps, log, jobs, store } = await atDeployedDeadlines(gce);
       store.recordsInstance = () => new Promise(() => {}); // never answered
       // The failure must be logged before the record is asked for: a record that never answers (or one the
       // timeout cuts off) cannot lose it then. What was logged when the record began is kept to check it.
@@ -458,12 +459,7 @@ describe('handleGcTick (seed §8)', () => {
     // job.tick_failed logged, so nothing paged.
     it('gives up a claim that does not answer by the listing budget: the tick failure is logged inside the timeout', async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-      const { deps, log, jobs } = await setup([gce], {
-        clock: systemClock,
-        runDeadlineMs: GC_RUN_DEADLINE_MS,
-        listBudgetMs: GC_LIST_BUDGET_MS,
-        timeoutMs: GC_TIMEOUT_MS,
-      });
+      const { deps, log, jobs } = await atDeployedDeadlines(gce);
       jobs.claim = () => new Promise(() => {}); // never answered
       let settled = false;
       const sweep = handleGcTick(deps).finally(() => {
@@ -484,12 +480,7 @@ describe('handleGcTick (seed §8)', () => {
 
     it('gives up a live set read that does not answer by the listing budget: the run is recorded as failed inside the timeout', async () => {
       const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-      const { deps, log, jobs, store } = await setup([gce], {
-        clock: systemClock,
-        runDeadlineMs: GC_RUN_DEADLINE_MS,
-        listBudgetMs: GC_LIST_BUDGET_MS,
-        timeoutMs: GC_TIMEOUT_MS,
-      });
+      const { deps, log, jobs, store } = await atDeployedDeadlines(gce);
       store.liveUids = () => new Promise(() => {}); // never answered
       let settled = false;
       const sweep = handleGcTick(deps).finally(() => {
