@@ -915,6 +915,53 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(text).toContain(`${metrics} log-based metrics, ${policies} alert policies`);
   });
 
+  it('§ Prerequisites names every project-wide grant that reaches beyond the plane in a shared project', () => {
+    // Writing logs and metrics, and receiving Eventarc events, touch nothing of another workload's.
+    const confined = new Set([
+      'roles/logging.logWriter',
+      'roles/monitoring.metricWriter',
+      'roles/eventarc.eventReceiver',
+    ]);
+    const text = deploy();
+    const prerequisites = text.slice(
+      text.indexOf('## Prerequisites'),
+      text.indexOf('\n## ', text.indexOf('## Prerequisites') + 1),
+    );
+    const granted = JSON.stringify(tf.locals.project_roles);
+    const predefined = [...granted.matchAll(/roles\/[a-zA-Z0-9.]+/g)].map((m) => m[0]);
+    const custom = [...granted.matchAll(/\$\{local\.custom_roles\.(\w+)\}/g)].map((m) =>
+      String(resourceOf(tf, 'google_project_iam_custom_role', m[1]!).role_id).replace(
+        '${var.custom_role_suffix}',
+        '',
+      ),
+    );
+    expect(custom.length).toBeGreaterThan(0);
+    const named = [...new Set([...predefined, ...custom])].filter((r) => !confined.has(r));
+    expect(named.length).toBeGreaterThan(custom.length);
+    for (const role of named) expect(prerequisites, role).toContain(`\`${role}\``);
+  });
+
+  it('its Eventarc paragraph names exactly the functions never retried, and the gen2 retry window', () => {
+    const text = deploy();
+    const paragraph = text.slice(
+      text.indexOf('Two delivery modes exist'),
+      text.indexOf('\n\n', text.indexOf('Two delivery modes exist')),
+    );
+    const listed = /\n?([\w, ]+?) \(`retry: false`\)/.exec(paragraph)?.[1] ?? '';
+    const neverRetried = Object.entries(loadFunctionTable().functions)
+      .filter(([, f]) => !f.retry)
+      .map(([name]) => name);
+    expect(
+      listed
+        .split(/,\s*|\s+and\s+/)
+        .map((w) => w.trim())
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(neverRetried.sort());
+    expect(paragraph).toContain('24 hours');
+    expect(paragraph).not.toMatch(/7 days/);
+  });
+
   it('its terraform.tfvars example sets the region its shell steps use: the images are pushed to $REGION', () => {
     // Step 3 pushes to "$REGION-docker.pkg.dev", the repository step 2 created in var.region, and Cloud
     // Run pulls from var.region's: a $REGION other than the variable's would push to a registry that does
