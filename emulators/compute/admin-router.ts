@@ -10,7 +10,11 @@ type Handler = (admin: ComputeAdmin, body: Json, params: string[], query: URLSea
 
 const INSTANCE = '/admin/projects/([^/]+)/zones/([^/]+)/instances/([^/]+)';
 const num = (v: unknown) => (v === undefined ? undefined : (v as number));
-const flag = (v: unknown) => (v === undefined ? true : v === true);
+const flag = (v: unknown) => {
+  if (v !== undefined && typeof v !== 'boolean')
+    throw new AdminError(400, 'invalid_argument', 'on must be true or false');
+  return v ?? true;
+};
 
 const ROUTES: Array<{ method: string; pattern: RegExp; handle: Handler }> = [
   { method: 'GET', pattern: /^\/admin\/healthz$/, handle: () => ({ ok: true }) },
@@ -82,7 +86,6 @@ const ROUTES: Array<{ method: string; pattern: RegExp; handle: Handler }> = [
     method: 'POST',
     pattern: /^\/admin\/faults\/unreachable-zones$/,
     handle: (a, b) => {
-      if (!Array.isArray(b.zones)) throw new AdminError(400, 'invalid_argument', 'zones must be a list');
       a.setUnreachableZones(b.zones as string[]);
       return a.faults();
     },

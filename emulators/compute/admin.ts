@@ -105,18 +105,24 @@ export class ComputeAdmin {
     Object.assign(this.state.counters, zeroCounters());
   }
 
+  // Every field is checked for its type as well as its range: the HTTP body reaches here as parsed JSON,
+  // and a value of the wrong type stored in a fault only fails later, in the API call it arms (a quota
+  // metric that is not a string threw in the Operation's timer and stopped the emulator's process).
   injectQuota(input: QuotaFaultInput): void {
-    if (!Number.isInteger(input.count) || input.count < 0)
-      throw invalid('count must be a non-negative integer');
-    if (input.mode !== undefined && !['sync', 'async', 'stockout'].includes(input.mode))
+    if (!isCount(input.count)) throw invalid('count must be a non-negative integer');
+    if (input.mode !== undefined && !(QUOTA_MODES as readonly unknown[]).includes(input.mode))
       throw invalid('mode is sync, async or stockout');
+    if (input.metric !== undefined && !(typeof input.metric === 'string' && QUOTA_METRIC.test(input.metric)))
+      throw invalid('metric must be a GCE quota metric name such as CPUS or IN_USE_ADDRESSES');
+    if (input.limit !== undefined && !(Number.isFinite(input.limit) && input.limit >= 0))
+      throw invalid('limit must be a non-negative number');
     this.state.faults.setQuota(input);
   }
 
   injectErrors(input: ErrorFaultInput): void {
-    if (input.count !== undefined && (!Number.isInteger(input.count) || input.count < 0))
+    if (input.count !== undefined && !isCount(input.count))
       throw invalid('count must be a non-negative integer');
-    if (input.rate !== undefined && !(input.rate >= 0 && input.rate <= 1))
+    if (input.rate !== undefined && !(typeof input.rate === 'number' && input.rate >= 0 && input.rate <= 1))
       throw invalid('rate must be within 0..1');
     if (
       input.code !== undefined &&
@@ -127,8 +133,12 @@ export class ComputeAdmin {
     ) {
       throw invalid('code must be a 5xx status, or 403 / 429 (the API rate limit)');
     }
-    const unknown = input.operations?.filter((op) => !(API_OPERATIONS as readonly string[]).includes(op));
-    if (unknown?.length) throw invalid(`unknown operations: ${unknown.join(', ')}`);
+    if (input.operations !== undefined && !Array.isArray(input.operations))
+      throw invalid('operations must be a list of operation names');
+    const unknown = input.operations?.filter((op) => !(API_OPERATIONS as readonly unknown[]).includes(op));
+    if (unknown?.length)
+      throw invalid(`unknown operations: ${unknown.map((op) => JSON.stringify(op)).join(', ')}`);
+    if (input.seed !== undefined && !Number.isInteger(input.seed)) throw invalid('seed must be an integer');
     this.state.faults.setErrors(input);
   }
 
@@ -143,8 +153,9 @@ export class ComputeAdmin {
   }
 
   setUnreachableZones(zones: string[]): void {
-    const unknown = zones.filter((z) => !this.state.zoneSet.has(z));
-    if (unknown.length) throw invalid(`unknown zones: ${unknown.join(', ')}`);
+    if (!Array.isArray(zones)) throw invalid('zones must be a list');
+    const unknown = zones.filter((z) => typeof z !== 'string' || !this.state.zoneSet.has(z));
+    if (unknown.length) throw invalid(`unknown zones: ${unknown.map((z) => JSON.stringify(z)).join(', ')}`);
     this.state.faults.unreachableZones.clear();
     for (const z of zones) this.state.faults.unreachableZones.add(z);
   }
@@ -175,8 +186,16 @@ export class ComputeAdmin {
   ): AdminInstanceView {
     const record = this.find(project, zone, name);
     let at: number;
-    if (to.creationTimestamp !== undefined) at = Date.parse(to.creationTimestamp);
-    else if (to.ageMs !== undefined && Number.isFinite(to.ageMs) && to.ageMs >= 0)
+    if (to.creationTimestamp !== undefined) {
+      if (typeof to.creationTimestamp !== 'string')
+        throw invalid('creationTimestamp must be a string (RFC 3339)');
+      at = Date.parse(to.creationTimestamp);
+    } else if (
+      to.ageMs !== undefined &&
+      typeof to.ageMs === 'number' &&
+      Number.isFinite(to.ageMs) &&
+      to.ageMs >= 0
+    )
       at = this.state.now().getTime() - to.ageMs;
     else throw invalid('give creationTimestamp (RFC 3339) or ageMs (>= 0)');
     if (!Number.isFinite(at)) throw invalid('creationTimestamp is not a timestamp');
@@ -245,3 +264,7 @@ export class ComputeAdmin {
 }
 
 const invalid = (message: string) => new AdminError(400, 'invalid_argument', message);
+const isCount = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0;
+const QUOTA_MODES = ['sync', 'async', 'stockout'] as const;
+/** GCE's quota metric names: CPUS, N2_CPUS, IN_USE_ADDRESSES, SSD_TOTAL_GB, … */
+const QUOTA_METRIC = /^[A-Z][A-Z0-9_]*$/;

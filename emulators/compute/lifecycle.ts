@@ -35,11 +35,18 @@ export class Lifecycle {
 
   constructor(private readonly deps: LifecycleDeps) {}
 
-  /** A timer the emulator cancels on shutdown. */
+  /**
+   * A timer the emulator cancels on shutdown. A throw in it is logged, not left to end the process (and
+   * every other emulator of a local plane with it).
+   */
   schedule(ms: number, fn: () => void): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      fn();
+      try {
+        fn();
+      } catch (err) {
+        this.deps.log('ERROR', 'lifecycle timer failed', { error: String(err) });
+      }
     }, ms);
     this.timers.add(timer);
   }
