@@ -15,7 +15,7 @@ export interface LocalSchedulerOptions {
   clock?: Clock;
   /** Multiplies every job's cadence: 2 fires twice as often. Default 1. */
   speed?: number;
-  /** Called when a timed attempt fails (the loop itself never throws). */
+  /** Called when a timed or `run` attempt fails (the loop itself never throws). */
   onError?: (jobId: string, err: unknown) => void;
 }
 
@@ -60,11 +60,23 @@ export class LocalScheduler {
 
   /** Publishes the job's tick once, now; returns the message id. A paused job is refused. */
   fire(id: string): Promise<string> {
-    const entry = this.entry(id);
-    if (entry.view.state === 'PAUSED') {
-      return Promise.reject(new SchedulerError('failed_precondition', `job ${id} is paused`));
+    try {
+      return this.track(this.attempt(this.enabled(id)));
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.track(this.attempt(entry));
+  }
+
+  /**
+   * Cloud Scheduler's RunJob: answers with the job as it stands (its `lastAttemptTime` now) and publishes
+   * the tick in the background, as a timed attempt is: the outcome lands in `lastStatus`, a failure goes
+   * to `onError`, and `stop` waits for it. Awaiting the publish made the answer as slow as Pub/Sub, past
+   * a caller's deadline. A paused or unknown job is refused at once.
+   */
+  run(id: string): JobView {
+    const entry = this.enabled(id);
+    this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
+    return this.get(id);
   }
 
   // Cloud Scheduler documents both as state transitions: "A job must be in Job.State.ENABLED to be
@@ -109,6 +121,12 @@ export class LocalScheduler {
   private entry(id: string): Entry {
     const entry = this.entries.get(id);
     if (!entry) throw new SchedulerError('not_found', `job ${id} not found`);
+    return entry;
+  }
+
+  private enabled(id: string): Entry {
+    const entry = this.entry(id);
+    if (entry.view.state === 'PAUSED') throw new SchedulerError('failed_precondition', `job ${id} is paused`);
     return entry;
   }
 

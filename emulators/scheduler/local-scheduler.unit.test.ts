@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { SchedulerJob } from './jobs.js';
 import { LocalScheduler, type TickPublisher } from './local-scheduler.js';
+import { createSchedulerApp } from './server.js';
 
 const job = (id: string, everySeconds: number): SchedulerJob => ({
   id,
@@ -155,4 +156,86 @@ describe('LocalScheduler', () => {
       expect(() => new LocalScheduler([], pub, { speed })).toThrow(RangeError);
     },
   );
+});
+
+// RunJob answers with the job and dispatches it (Cloud Scheduler's contract): awaiting the publish made a
+// local `:run` as slow as Pub/Sub, and the API's scheduler adapter, which gives a call 10 s, answered 503
+// outcome_unknown for a run that published after all.
+describe('POST …/jobs/ID:run', () => {
+  /** A publish that is still out until the test lets it finish, however long that is. */
+  class HeldPublisher implements TickPublisher {
+    sent: string[] = [];
+    private release: Array<(err?: Error) => void> = [];
+    publishRaw(topic: string): Promise<string> {
+      return new Promise((resolve, reject) => {
+        this.release.push((err) => {
+          if (err) return reject(err);
+          this.sent.push(topic);
+          resolve(String(this.sent.length));
+        });
+      });
+    }
+    get pending() {
+      return this.release.length;
+    }
+    finish(err?: Error) {
+      for (const done of this.release.splice(0)) done(err);
+    }
+  }
+
+  const ctx = { projectId: 'p', location: 'l' };
+  const run = (app: ReturnType<typeof createSchedulerApp>, id: string) =>
+    Promise.race([
+      app.request(`/v1/projects/p/locations/l/jobs/${id}:run`, { method: 'POST' }),
+      new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), 1_000)),
+    ]);
+
+  it('answers 200 with the job while the publish is still out; the publish completes and stop waits for it', async () => {
+    const pub = new HeldPublisher();
+    const sched = new LocalScheduler([job('a', 60)], pub);
+    const app = createSchedulerApp(sched, ctx);
+    const asked = Date.now();
+    const res = await run(app, 'a');
+    expect(res).not.toBe('no answer');
+    const answer = res as Response;
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { name: string; lastAttemptTime?: string };
+    expect(body.name).toBe('projects/p/locations/l/jobs/a');
+    expect(Date.parse(body.lastAttemptTime!)).toBeGreaterThanOrEqual(asked - 1000);
+    expect(pub.pending).toBe(1);
+
+    let stopped = false;
+    const stopping = sched.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(stopped).toBe(false);
+    pub.finish();
+    await stopping;
+    expect(pub.sent).toEqual(['topic-a']);
+    expect(sched.get('a').lastStatus).toEqual({ code: 0 });
+  });
+
+  it("records a background publish's failure in the job's status and reports it to onError", async () => {
+    const pub = new HeldPublisher();
+    const errors: string[] = [];
+    const sched = new LocalScheduler([job('a', 60)], pub, { onError: (id) => errors.push(id) });
+    const res = await run(createSchedulerApp(sched, ctx), 'a');
+    expect((res as Response).status).toBe(200);
+    pub.finish(new Error('deadline exceeded'));
+    await sched.stop();
+    expect(errors).toEqual(['a']);
+    expect(sched.get('a').lastStatus).toEqual({ code: 14, message: 'deadline exceeded' });
+  });
+
+  it('still refuses a paused job (FAILED_PRECONDITION) and an unknown one (NOT_FOUND) at once', async () => {
+    const pub = new HeldPublisher();
+    const sched = new LocalScheduler([job('a', 60)], pub);
+    const app = createSchedulerApp(sched, ctx);
+    sched.pause('a');
+    expect(((await run(app, 'a')) as Response).status).toBe(400);
+    expect(((await run(app, 'nope')) as Response).status).toBe(404);
+    expect(pub.pending).toBe(0);
+    await sched.stop();
+  });
 });

@@ -50,7 +50,7 @@ export function createSchedulerApp(scheduler: LocalScheduler, opts: SchedulerApp
   });
 
   // `…/jobs/<id>:run|:pause|:resume` (custom methods, https://cloud.google.com/apis/design/custom_methods).
-  app.post(`${base}/:jobVerb`, async (c) => {
+  app.post(`${base}/:jobVerb`, (c) => {
     const [id = '', verb, ...rest] = c.req.param('jobVerb').split(':');
     const ctx = context(c);
     if (rest.length > 0 || verb === undefined)
@@ -60,10 +60,7 @@ export function createSchedulerApp(scheduler: LocalScheduler, opts: SchedulerApp
     if (verb === 'resume') return c.json(toRestJob(scheduler.resume(id), ctx));
     if (verb !== 'run') return fail(c, 'unimplemented', `:${verb} is not supported`);
     // Cloud Scheduler answers run with the job and dispatches it; the attempt's outcome lands in `status`.
-    await scheduler.fire(id).catch((err: unknown) => {
-      if (err instanceof SchedulerError) throw err;
-    });
-    return c.json(toRestJob(scheduler.get(id), ctx));
+    return c.json(toRestJob(scheduler.run(id), ctx));
   });
 
   app.all('*', (c) =>
