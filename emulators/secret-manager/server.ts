@@ -67,8 +67,15 @@ export async function startSecretManagerEmulator(
   const publisher = new NotificationPublisher(opts.pubsub, log);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://emulator');
     const method = req.method ?? 'GET';
+    // A request target that is no URL (`GET http://[`) is the client's error, as the Compute emulator
+    // answers it, not the emulator's 500.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://emulator');
+    } catch {
+      return sendError(res, new ApiError('INVALID_ARGUMENT', 'Malformed request target.'), true);
+    }
     let path: string;
     try {
       path = projectIdPath(decodeURIComponent(url.pathname), idOfNumber);

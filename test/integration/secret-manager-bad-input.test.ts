@@ -1,8 +1,10 @@
 // Bad input never crashes the emulator: each case is a 400 INVALID_ARGUMENT in Google's error shape
 // (through the real client where it can send it, raw HTTP where only a broken client could), and the
 // emulator keeps serving afterwards.
+import { connect } from 'node:net';
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAll } from '../../emulators/forward-proxy/testing.js';
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import { testProjectId } from '../support/emulators.js';
@@ -153,6 +155,14 @@ describe('Secret Manager emulator under bad input', () => {
     );
     expect(denial.status).toBe(400);
     expect(await denial.json()).toMatchObject({ error: 'invalid_argument' });
+  });
+
+  it('a request target that is no URL → 400 INVALID_ARGUMENT on the raw socket, not a 500', async () => {
+    const socket = connect(emulator.port, emulator.host);
+    socket.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const answer = await readAll(socket);
+    expect(answer).toMatch(/^HTTP\/1.1 400 /);
+    expect(answer).toContain('"status":"INVALID_ARGUMENT"');
   });
 
   it('keeps serving after all of it', async () => {
