@@ -1,6 +1,7 @@
 // startGateway failing after the worker registered (a listener's port taken): it stops the source and the
 // reporter as shutdown() would — in controller mode the draining report, which hands the worker's proxies
-// on — before the start-up error reaches main.ts (which exits).
+// on — before the start-up error reaches main.ts (which exits). The reporter, started before the source
+// (it runs through the start wait), is stopped too when the source's start fails.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
@@ -61,6 +62,30 @@ describe('startGateway whose listener cannot bind', () => {
       reporter: recordingReporter(events),
     });
     await expect(started).rejects.toMatchObject({ code: 'EADDRINUSE' });
-    expect(events).toEqual(['source start', 'reporter start', 'source stop', 'reporter stop (counts [])']);
+    expect(events).toEqual(['reporter start', 'source start', 'source stop', 'reporter stop (counts [])']);
+  });
+});
+
+describe('startGateway whose source fails to start', () => {
+  it('a source whose start fails (the controller refused every protocol): the reporter is stopped, the error kept', async () => {
+    const cfg = loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', HOST: '127.0.0.1', PORT: '0' });
+    const events: string[] = [];
+    const refused = new Error('the control plane refused protocol 1');
+    const started = startGateway(cfg, {
+      log: jsonLogger('error', () => {}),
+      version: 't',
+      source: {
+        start: async () => {
+          events.push('source start');
+          throw refused;
+        },
+        stop: async () => {
+          events.push('source stop');
+        },
+      },
+      reporter: recordingReporter(events),
+    });
+    await expect(started).rejects.toBe(refused);
+    expect(events).toEqual(['reporter start', 'source start', 'reporter stop (counts [])']);
   });
 });

@@ -171,11 +171,22 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   // must not be skipped for the source's, nor the error that started a failed start-up replaced.
   const stopped = (what: string, stop: () => Promise<void>) =>
     stop().catch((e: unknown) => log.error(`${what} stop failed`, { error: String(e) }));
-  await source.start(worker, deps.stopping);
+  // The reporter runs from before registration, not from the end of the start wait (up to 300 s): its
+  // rounds are what keep the session alive (runtime reports, on the bound of the first snapshot's ACK) and
+  // find out that it lapsed (the TTL probe, the pull's watchdogs). Started after the wait, a session given
+  // nothing past its empty first snapshot (an empty share, the pass its ACK asked for lost) lapsed at its
+  // TTL (30 s), a lapsed session gets no snapshot to end the wait, and the wait ran out into
+  // session_expired. No listener is bound before the wait ends, so the counts it reports are all zero.
+  reporter.start(worker);
+  try {
+    await source.start(worker, deps.stopping);
+  } catch (err) {
+    await stopped('reporter', () => reporter.stop());
+    throw err;
+  }
   if (deps.stopping?.aborted) {
     // Nothing was ever served: shutdown() without its listeners and its drain.
     worker.beginShutdown();
-    reporter.start(worker);
     await stopped('source', () => source.stop());
     await stopped('reporter', () => reporter.stop());
     return null;
@@ -211,7 +222,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       monotonicNow: () => performance.now(),
     },
   );
-  reporter.start(worker);
 
   // Kept-alive upstream connections for absolute-form plain HTTP, both listeners.
   const pool = new UpstreamPool(sockets, {
