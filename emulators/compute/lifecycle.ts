@@ -35,18 +35,11 @@ export class Lifecycle {
 
   constructor(private readonly deps: LifecycleDeps) {}
 
-  /**
-   * A timer the emulator cancels on shutdown. A throw in it is logged, not left to end the process (and
-   * every other emulator of a local plane with it).
-   */
+  /** A timer the emulator cancels on shutdown. */
   schedule(ms: number, fn: () => void): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      try {
-        fn();
-      } catch (err) {
-        this.deps.log('ERROR', 'lifecycle timer failed', { error: String(err) });
-      }
+      fn();
     }, ms);
     this.timers.add(timer);
   }
