@@ -190,6 +190,30 @@ describe('snapshots, ACK and runtime reports', () => {
     w.sequence = 101;
   });
 
+  it('a snapshot header edited out of shape: a report is answered 500 stored_document_invalid, nothing stored', async () => {
+    const header = plane.firestore.doc('snapshots/gw-1');
+    const worker = plane.firestore.doc('workers/gw-1');
+    const draining = (await header.get()).get('draining');
+    const bound = w.ackBound!;
+    await header.update({ 'draining.ap-9': 'oops' });
+    try {
+      const before = (await worker.get()).get('lastReportSequence');
+      const r = await w.call('POST', '/v1/workers/gw-1/runtime', {
+        sessionId: w.sessionId,
+        draining: false,
+        counts: [],
+        snapshotVersion: bound.version,
+        epoch: bound.epoch,
+        reportSequence: 5000,
+      });
+      expect(r).toMatchObject({ status: 500, body: { error: 'stored_document_invalid' } });
+      // Stored and then answered as failed, the worker's retry would be a replay: its pass request skipped.
+      expect((await worker.get()).get('lastReportSequence')).toBe(before);
+    } finally {
+      await header.update({ draining });
+    }
+  });
+
   it('de-duplicates outcome batches by sequence; unknown stages and foreign proxies are ignored', async () => {
     const outcomes = [
       { proxy: 'ap-0', stage: 'DIAL', ok: false, latencyMs: 3000, target: 'example.com:443' },

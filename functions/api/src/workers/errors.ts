@@ -91,6 +91,13 @@ export const workerErrors =
         },
       );
     }
+    if (err instanceof WorkerStoreError && err.kind === 'invalid') {
+      // A worker's document or its snapshot header edited out of shape (the next pass writes a header whole
+      // again; a worker document needs an operator): named, never an anonymous `internal`. A 5xx the worker
+      // retries, as every call it makes changes nothing until the document fits again.
+      log.error(`${c.req.method} ${c.req.path}: a stored document does not fit`, { requestId, error: err });
+      return c.json({ error: 'stored_document_invalid', message: err.message, requestId }, 500);
+    }
     // Pub/Sub's admin API failing to make or read the worker's subscription at registration: transient,
     // so the contract's retryable 503, not an unhandled 500. (A subscription with another filter, or left
     // on a deleted topic — kind conflict — needs an operator, and stays a logged 500.)

@@ -4,6 +4,7 @@
 // retry, so it must be a 4xx the worker drops — a 503 made it re-send the same report forever.
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { workerStoreFailure } from '../../../../shared/src/adapters/firestore/worker-errors.js';
 import { SubscriptionError } from '../../../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
@@ -67,6 +68,15 @@ describe('store failures as worker answers', () => {
       status: 503,
       code: 'contended',
       retryAfter: '1',
+      reaction: 'retry',
+    },
+    {
+      name: 'a stored document out of shape (edited by hand)',
+      err: new z.ZodError([]),
+      kind: 'invalid',
+      status: 500,
+      code: 'stored_document_invalid',
+      retryAfter: null,
       reaction: 'retry',
     },
     {

@@ -35,6 +35,11 @@ export async function reportRuntime(
   workerId: string,
   body: RuntimeRequestBody,
 ): Promise<RuntimeResponseBody> {
+  // Read before the report is stored: a read that fails then (the header unavailable, or out of shape until
+  // the next pass writes it whole) answers the report with nothing changed, and its retry is a new report —
+  // not one stored and answered as failed, whose retry, a replay, would skip the pass requested below.
+  const draining = await drainingFrom(deps, workerId);
+  const revokeProxyIds = Object.keys(draining).sort();
   const { replay, previous } = await withRetry('runtime', async () => {
     // A lapsed session is judged by acceptRuntimeReport: it still takes a shutting-down worker's last word.
     const stored = await loadSession(deps, principal, workerId, body.sessionId, 'caller');
@@ -54,9 +59,7 @@ export async function reportRuntime(
         // new epoch — one that already leaves the proxy out — each of its reports lands here. That window
         // is the only one in which revokeProxyIds can speed a drain up (contract §4), so the refusal
         // carries the current set as an accepted report's answer would.
-        throw new WorkerApiError(409, 'stale_epoch', reportMessage.stale_epoch, {
-          revokeProxyIds: await revokedFor(deps, workerId),
-        });
+        throw new WorkerApiError(409, 'stale_epoch', reportMessage.stale_epoch, { revokeProxyIds });
       }
       throw conflict(d.error, reportMessage[d.error]);
     }
@@ -80,8 +83,6 @@ export async function reportRuntime(
     );
     return { replay: false, previous };
   });
-  const draining = await drainingFrom(deps, workerId);
-  const revokeProxyIds = Object.keys(draining).sort();
   if (!replay) {
     const reported = new Set(body.counts.map((c) => c.proxy));
     const before = new Set(previous?.counts.map((c) => c.proxy));
@@ -110,11 +111,6 @@ export async function reportRuntime(
 /** The proxies being drained away from the worker (its latest snapshot's header) → their drain epochs. */
 async function drainingFrom(deps: WorkerServiceDeps, workerId: string): Promise<Record<string, number>> {
   return (await deps.snapshots.header(workerId))?.draining ?? {};
-}
-
-/** revokeProxyIds: every proxy being drained away from the worker, sorted. */
-async function revokedFor(deps: WorkerServiceDeps, workerId: string): Promise<string[]> {
-  return Object.keys(await drainingFrom(deps, workerId)).sort();
 }
 
 export async function reportOutcomes(

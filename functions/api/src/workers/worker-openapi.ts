@@ -30,6 +30,9 @@ const common = {
     'forbidden: the credential may not act for this worker id, is no gateway identity, or is not the principal that opened the session',
   ),
   429: error('rate_limited: too many requests for this worker; see Retry-After'),
+  500: error(
+    "stored_document_invalid: the worker's document or snapshot header no longer fits (edited by hand); internal (with requestId): a bug",
+  ),
   503: error('unavailable or contended: the store, Pub/Sub or the identity check; see Retry-After'),
 };
 const withBody = (limit: string) => ({
