@@ -99,6 +99,14 @@ export function jobNameArg(positionals: string[]): string {
 
 const PAST: Record<string, string> = { run: 'run requested', pause: 'paused', resume: 'resumed' };
 
+/**
+ * What `jobs run` says around the job's row. Cloud Scheduler answers RunJob with the job as it stood, so
+ * its LAST TICK and TICK STATUS are the previous attempt's: bare under "run requested", the row read as
+ * this run's outcome (OK for a run whose publish then failed). The run's own shows in the job afterwards.
+ */
+const runSaid = (row: string) =>
+  `Cloud Scheduler accepted the run; its outcome is not known yet. The job as it stood before the run:\n${row}\nWatch \`proxyplane jobs list\`: LAST TICK moves to now with this run's TICK STATUS, then LAST RUN shows the function's run`;
+
 export const jobAction =
   (action: 'run' | 'pause' | 'resume') =>
   async ({ api, io, args }: Ctx): Promise<void> => {
@@ -110,5 +118,6 @@ export const jobAction =
     });
     if (output === 'json') return io.out(json(job));
     if (output === 'yaml') return io.out(yaml(job));
-    io.out(`job ${name} ${PAST[action]}\n${jobTable([job], io.now())}`);
+    const row = jobTable([job], io.now());
+    io.out(`job ${name} ${PAST[action]}\n${action === 'run' ? runSaid(row) : row}`);
   };

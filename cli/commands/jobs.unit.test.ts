@@ -66,3 +66,31 @@ describe('jobs run|pause|resume NAME', () => {
     expect({ exit: r.exit, sent: r.sent }).toEqual({ exit: 0, sent: [url] });
   });
 });
+
+// Cloud Scheduler answers RunJob with the job as it stood: its last tick and status are the previous
+// attempt's. `jobs run` printed them in the job's table under "run requested", which read as this run's
+// outcome — OK for a run whose publish then failed.
+describe('jobs run: what it says of the run', () => {
+  const before = { ...job, lastAttemptTime: '2026-01-01T00:00:00Z', lastStatus: { code: 'OK', message: '' } };
+
+  it('says the run was dispatched, its outcome not known yet, the row the job before it', async () => {
+    const r = await jobs(['run', 'gc-sweep'], before);
+    expect(r.exit).toBe(0);
+    expect(r.out).toHaveLength(1);
+    const lines = r.out[0]!.split('\n');
+    expect(lines[0]).toBe('job gc-sweep run requested');
+    expect(lines[1]).toBe(
+      'Cloud Scheduler accepted the run; its outcome is not known yet. The job as it stood before the run:',
+    );
+    expect(lines[2]).toMatch(/^NAME\s+STATE/);
+    expect(lines[3]).toMatch(/^gc-sweep\s+ENABLED\s.*\sOK\s/);
+    expect(lines[4]).toMatch(
+      /^Watch `proxyplane jobs list`: LAST TICK moves to now with this run's TICK STATUS/,
+    );
+  });
+
+  it('still answers the job as the API gave it with -o json', async () => {
+    const r = await jobs(['run', 'gc-sweep', '-o', 'json'], before);
+    expect(JSON.parse(r.out[0]!)).toEqual(before);
+  });
+});

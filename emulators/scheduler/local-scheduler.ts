@@ -33,6 +33,8 @@ export class LocalScheduler {
   private readonly clock: Clock;
   private readonly speed: number;
   private running = false;
+  /** Set once `stop` begins: no attempt starts after it; those already out are waited for. */
+  private stopped = false;
 
   constructor(
     jobs: SchedulerJob[],
@@ -58,25 +60,32 @@ export class LocalScheduler {
     return { ...this.entry(id).view };
   }
 
-  /** Publishes the job's tick once, now; returns the message id. A paused job is refused. */
+  /**
+   * Publishes the job's tick once, now; returns the message id. A paused job is refused, and every job
+   * once `stop` has begun.
+   */
   fire(id: string): Promise<string> {
     try {
-      return this.track(this.attempt(this.enabled(id)));
+      return this.track(this.attempt(this.runnable(id)));
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
   /**
-   * Cloud Scheduler's RunJob: answers with the job as it stands (its `lastAttemptTime` now) and publishes
-   * the tick in the background, as a timed attempt is: the outcome lands in `lastStatus`, a failure goes
-   * to `onError`, and `stop` waits for it. Awaiting the publish made the answer as slow as Pub/Sub, past
-   * a caller's deadline. A paused or unknown job is refused at once.
+   * Cloud Scheduler's RunJob: answers with the job as it stood before this run — the previous attempt's
+   * `lastAttemptTime` with that attempt's `lastStatus` — and publishes the tick in the background, as a
+   * timed attempt is: its time and outcome show in the job once it is over (`get`), a failure goes to
+   * `onError`, and `stop` waits for it. Awaiting the publish made the answer as slow as Pub/Sub, past a
+   * caller's deadline; an answer with this attempt's time but the previous status read as this run's
+   * outcome (OK when there was none). A paused or unknown job is refused at once, and every job once
+   * `stop` has begun.
    */
   run(id: string): JobView {
-    const entry = this.enabled(id);
+    const entry = this.runnable(id);
+    const before = { ...entry.view };
     this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
-    return this.get(id);
+    return before;
   }
 
   // Cloud Scheduler documents both as state transitions: "A job must be in Job.State.ENABLED to be
@@ -108,14 +117,20 @@ export class LocalScheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopped = false;
     for (const entry of this.entries.values()) if (entry.view.state === 'ENABLED') this.schedule(entry);
   }
 
-  /** Stops the loop and waits for attempts in flight. */
+  /**
+   * Stops the loop, refuses `run` and `fire` from now on (until `start`), and waits until no attempt is in
+   * flight. The local plane stops the scheduler before its HTTP server: a `:run` taken in between
+   * published untracked, on a Pub/Sub client the plane then closed.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopped = true;
     for (const entry of this.entries.values()) this.unschedule(entry);
-    await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
   private entry(id: string): Entry {
@@ -124,23 +139,33 @@ export class LocalScheduler {
     return entry;
   }
 
-  private enabled(id: string): Entry {
+  private runnable(id: string): Entry {
+    if (this.stopped) throw new SchedulerError('unavailable', 'the scheduler is stopping; no job is run');
     const entry = this.entry(id);
     if (entry.view.state === 'PAUSED') throw new SchedulerError('failed_precondition', `job ${id} is paused`);
     return entry;
   }
 
+  /**
+   * Publishes the tick and records the attempt — its start time and its status together, once it is
+   * over. Setting the time first paired it with the previous attempt's status until the publish ended,
+   * and an API reads "attempted, no status" as OK. An attempt that ends after a later one was recorded
+   * leaves that one in place.
+   */
   private async attempt(entry: Entry): Promise<string> {
-    entry.view.lastAttemptTime = this.clock.now();
+    const startedAt = this.clock.now();
+    const record = (status: JobView['lastStatus']) => {
+      const last = entry.view.lastAttemptTime;
+      if (last && last.getTime() > startedAt.getTime()) return;
+      entry.view.lastAttemptTime = startedAt;
+      entry.view.lastStatus = status;
+    };
     try {
       const id = await this.publisher.publishRaw(entry.job.topic, entry.job.data, entry.job.attributes);
-      entry.view.lastStatus = { code: 0 };
+      record({ code: 0 });
       return id;
     } catch (err) {
-      entry.view.lastStatus = {
-        code: UNAVAILABLE,
-        message: err instanceof Error ? err.message : String(err),
-      };
+      record({ code: UNAVAILABLE, message: err instanceof Error ? err.message : String(err) });
       throw err;
     }
   }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/src/ports/clock.js';
-import type { SchedulerJob } from './jobs.js';
+import type { JobView, SchedulerJob } from './jobs.js';
 import { LocalScheduler, type TickPublisher } from './local-scheduler.js';
 import { createSchedulerApp } from './server.js';
 
@@ -199,9 +199,11 @@ describe('POST …/jobs/ID:run', () => {
     expect(res).not.toBe('no answer');
     const answer = res as Response;
     expect(answer.status).toBe(200);
-    const body = (await answer.json()) as { name: string; lastAttemptTime?: string };
+    const body = (await answer.json()) as { name: string; lastAttemptTime?: string; status?: unknown };
     expect(body.name).toBe('projects/p/locations/l/jobs/a');
-    expect(Date.parse(body.lastAttemptTime!)).toBeGreaterThanOrEqual(asked - 1000);
+    // The job as it stood: never attempted, so neither a time nor a status.
+    expect(body).not.toHaveProperty('lastAttemptTime');
+    expect(body).not.toHaveProperty('status');
     expect(pub.pending).toBe(1);
 
     let stopped = false;
@@ -214,6 +216,7 @@ describe('POST …/jobs/ID:run', () => {
     await stopping;
     expect(pub.sent).toEqual(['topic-a']);
     expect(sched.get('a').lastStatus).toEqual({ code: 0 });
+    expect(sched.get('a').lastAttemptTime!.getTime()).toBeGreaterThanOrEqual(asked);
   });
 
   it("records a background publish's failure in the job's status and reports it to onError", async () => {
@@ -237,5 +240,118 @@ describe('POST …/jobs/ID:run', () => {
     expect(((await run(app, 'nope')) as Response).status).toBe(404);
     expect(pub.pending).toBe(0);
     await sched.stop();
+  });
+});
+
+// The run answer and `get` pair a time with its own attempt's status. The answer carried the new attempt's
+// time with the previous attempt's status (none, for a first run), which the API's adapter reads as OK:
+// `proxyplane jobs run` showed OK for a run whose publish then failed.
+describe('the attempt a job reports', () => {
+  class Held implements TickPublisher {
+    private release: Array<(err?: Error) => void> = [];
+    publishRaw(): Promise<string> {
+      return new Promise((resolve, reject) => {
+        this.release.push((err) => (err ? reject(err) : resolve('1')));
+      });
+    }
+    finish(err?: Error) {
+      for (const done of this.release.splice(0)) done(err);
+    }
+  }
+  const t = (s: string) => new Date(`2026-01-01T00:00:${s}Z`);
+  const attempt = (v: JobView) => ({ at: v.lastAttemptTime, status: v.lastStatus });
+
+  it("run answers the previous attempt's time and status; get shows this attempt's once it is over", async () => {
+    const clock = new ManualClock(t('01'));
+    const pub = new Held();
+    const sched = new LocalScheduler([job('a', 60)], pub, { clock, onError: () => {} });
+
+    const first = sched.run('a');
+    expect(attempt(first)).toEqual({ at: undefined, status: undefined });
+    expect(attempt(sched.get('a'))).toEqual({ at: undefined, status: undefined });
+    pub.finish();
+    await settle();
+    expect(attempt(sched.get('a'))).toEqual({ at: t('01'), status: { code: 0 } });
+
+    clock.advance(10_000);
+    const second = sched.run('a');
+    expect(attempt(second)).toEqual({ at: t('01'), status: { code: 0 } });
+    // While the publish is out, get still pairs the previous attempt's time with its status.
+    expect(attempt(sched.get('a'))).toEqual({ at: t('01'), status: { code: 0 } });
+    pub.finish(new Error('deadline exceeded'));
+    await settle();
+    expect(attempt(sched.get('a'))).toEqual({
+      at: t('11'),
+      status: { code: 14, message: 'deadline exceeded' },
+    });
+  });
+
+  it('an attempt that ends after a later one was recorded leaves the later one', async () => {
+    const clock = new ManualClock(t('01'));
+    const held = new Held();
+    let calls = 0;
+    // The first publish is held; the next ones go through at once.
+    const pub: TickPublisher = {
+      publishRaw: () => (calls++ === 0 ? held.publishRaw() : Promise.resolve('2')),
+    };
+    const sched = new LocalScheduler([job('a', 60)], pub, { clock });
+    const older = sched.fire('a');
+    clock.advance(5_000);
+    await sched.fire('a');
+    expect(attempt(sched.get('a'))).toEqual({ at: t('06'), status: { code: 0 } });
+    held.finish(new Error('late failure'));
+    await expect(older).rejects.toThrow('late failure');
+    expect(attempt(sched.get('a'))).toEqual({ at: t('06'), status: { code: 0 } });
+  });
+});
+
+/** Lets a background attempt whose publish was just released record itself. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+// The local plane stops the scheduler before its HTTP server: a `:run` taken in between published
+// untracked, on a Pub/Sub client the plane closed next.
+describe('stop', () => {
+  it('refuses run and fire once it has begun, and waits for a run taken just before it', async () => {
+    let release!: () => void;
+    const sent: string[] = [];
+    const pub: TickPublisher = {
+      publishRaw: (topic) =>
+        new Promise((resolve) => {
+          release = () => {
+            sent.push(topic);
+            resolve('1');
+          };
+        }),
+    };
+    const sched = new LocalScheduler([job('a', 60)], pub);
+    sched.run('a');
+    let stopped = false;
+    const stopping = sched.stop().then(() => {
+      stopped = true;
+    });
+    expect(() => sched.run('a')).toThrow(expect.objectContaining({ kind: 'unavailable' }));
+    await expect(sched.fire('a')).rejects.toMatchObject({ kind: 'unavailable' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(sent).toEqual(['topic-a']);
+  });
+
+  it('answers a :run during stop 503 UNAVAILABLE, publishing nothing', async () => {
+    const sent: string[] = [];
+    const sched = new LocalScheduler([job('a', 60)], {
+      publishRaw: async (topic) => {
+        sent.push(topic);
+        return '1';
+      },
+    });
+    const app = createSchedulerApp(sched, { projectId: 'p', location: 'l' });
+    const stopping = sched.stop();
+    const res = await app.request('/v1/projects/p/locations/l/jobs/a:run', { method: 'POST' });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { status: string } }).error.status).toBe('UNAVAILABLE');
+    await stopping;
+    expect(sent).toEqual([]);
   });
 });

@@ -84,9 +84,18 @@ describe('Cloud Scheduler REST subset', () => {
   });
 
   it('runs a job now: it publishes and reports the attempt', async () => {
-    const [job] = await client.runJob({ name: `${parent}/jobs/gc-sweep` });
-    expect(job.lastAttemptTime?.seconds).toBeDefined();
-    expect(job.status?.code ?? 0).toBe(0);
+    const name = `${parent}/jobs/gc-sweep`;
+    const [job] = await client.runJob({ name });
+    // RunJob answers with the job as it stood (never attempted); the run's outcome shows in it later.
+    expect(job.lastAttemptTime ?? null).toBeNull();
+    expect(job.status ?? null).toBeNull();
+    let [got] = await client.getJob({ name });
+    for (const until = Date.now() + 10_000; !got.lastAttemptTime && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      [got] = await client.getJob({ name });
+    }
+    expect(got.lastAttemptTime?.seconds).toBeDefined();
+    expect(got.status?.code ?? 0).toBe(0);
     const deadline = Date.now() + 10_000;
     while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(seen.map((m) => JSON.parse(m.data.toString()))).toEqual([{ job: 'gc-sweep' }]);
