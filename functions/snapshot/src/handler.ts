@@ -35,15 +35,6 @@ export type SnapshotHandlerDeps = SnapshotPassDeps & {
   requester: SnapshotRequester;
 };
 
-/**
- * What the upkeep after a tick's pass (the parts sweep, then retention) is allowed of the function's
- * timeout: a batch of each per tick, not cut off (the subscriptions' deletions stop starting at
- * subscription-retention.ts SUBSCRIPTION_RETENTION_BUDGET_MS). With the pass's budget and one step begun at
- * its end (pass.ts SNAPSHOT_PASS_BUDGET_MS, STEP_WORST_MS) it fits in the timeout
- * (test/terraform/code-contract.test.ts).
- */
-export const UPKEEP_ALLOWANCE_MS = 30_000;
-
 /** The reason of the request a tick with failed steps publishes (free text: logged, never branched on). */
 export const STEP_RETRY_REASON = 'step-retry';
 

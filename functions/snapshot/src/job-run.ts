@@ -27,7 +27,6 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
       published: s.published,
       resent: s.resent,
       failures: s.failures,
-      left: s.left,
       swept: s.swept,
       sweepFailures: s.sweepFailures,
       retired: s.retired,

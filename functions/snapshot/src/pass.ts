@@ -4,7 +4,6 @@
 // store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
 // plus the commit's precondition on the state document.
 import pLimit from 'p-limit';
-import { DEFAULT_PUBLISH_DEADLINE_MS } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
 import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/workers/ownership.js';
@@ -23,11 +22,6 @@ export interface PassSummary {
   published: number;
   resent: number;
   failures: number;
-  /**
-   * Of `failures`, the workers whose step was not started: the pass had run SNAPSHOT_PASS_BUDGET_MS. Failed
-   * like any other step (`failed`, not permanent), so they are asked for again within seconds.
-   */
-  left: number;
   /** The workers whose step failed, each once (`failures` of them). */
   failed: FailedStep[];
   /** Snapshots whose old parts were swept after the pass (ticks only: sweep.ts). */
@@ -79,23 +73,6 @@ const LEASE_RACE_REPLANS = 2;
  * and bound what one pass holds in flight.
  */
 export const ACT_CONCURRENCY = 8;
-
-/**
- * How long after it starts a pass still starts a worker step. Eight steps at once, each bounded only by
- * its publish's deadline (10 s, DEFAULT_PUBLISH_DEADLINE_MS) under a slow Pub/Sub, took 100 workers / 8 ×
- * 10 s ≈ 130 s: past the function's 120 s timeout, the tick's upkeep skipped and the tick redelivered.
- * Past the budget the steps not started fail as a step that could not reach Pub/Sub does — not
- * permanent — so the handler asks for them again (a step-retry, or the request's redelivery) instead of
- * leaving them a whole tick. The budget, one step begun at its end (STEP_WORST_MS) and the tick's upkeep
- * (handler.ts UPKEEP_ALLOWANCE_MS) fit in the timeout (test/terraform/code-contract.test.ts).
- */
-export const SNAPSHOT_PASS_BUDGET_MS = 60_000;
-
-/**
- * One worker step at its worst: its publish unanswered to its deadline, plus the snapshot's save
- * transaction and the header's mark (Firestore round trips, retried by the client), allowed 15 s.
- */
-export const STEP_WORST_MS = DEFAULT_PUBLISH_DEADLINE_MS + 15_000;
 
 /**
  * Assignments per ownership commit. Each claims its proxy's lease state (one write), and the changed shards
@@ -159,7 +136,6 @@ async function decideAndCommit(
 
 /** Throws PlannerBusy when another pass holds the lock and this one has something to do. */
 export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSummary> {
-  const budgetEnds = deps.clock.now().getTime() + SNAPSHOT_PASS_BUDGET_MS;
   const dry = await decide(deps);
   const summary: PassSummary = {
     ran: false,
@@ -169,7 +145,6 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     published: 0,
     resent: 0,
     failures: 0,
-    left: 0,
     failed: [],
     swept: 0,
     sweepFailures: 0,
@@ -253,13 +228,9 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     }
     // Each worker's step is its own store → publish → mark, independent of the others' (the ownership they
     // carry is committed above), so several run at once: after an epoch bump every live worker has one.
-    const left: string[] = [];
     const results = await pLimit(ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
-      // The lock could not be extended (planner-lock.ts), or the pass has run its budget: what is left is
-      // failed, and asked for again. A worker with nothing to do is not one left.
-      const overBudget = step.kind !== 'none' && deps.clock.now().getTime() >= budgetEnds;
-      if (lock.lost || overBudget) {
-        if (overBudget && !lock.lost) left.push(step.build.workerId);
+      // The lock could not be extended (planner-lock.ts): what is left is failed, and asked for again.
+      if (lock.lost) {
         summary.failures++;
         summary.failed.push({ workerId: step.build.workerId, permanent: false });
         return null;
@@ -280,15 +251,6 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
         return null;
       }
     });
-    if (left.length > 0) {
-      summary.left = left.length;
-      deps.log.warn('snapshot pass over its budget: the workers not reached are asked for again', {
-        event: 'gateway.snapshot_pass_over_budget',
-        budgetMs: SNAPSHOT_PASS_BUDGET_MS,
-        left: left.length,
-        workerIds: left,
-      });
-    }
     for (const r of results) {
       if (r === null) continue;
       summary.workers.push(r);
