@@ -8,6 +8,7 @@ import type {
   RuntimeRequestBody,
   RuntimeResponseBody,
 } from '../../../../shared/src/messages/worker-api.js';
+import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
 import {
@@ -35,11 +36,6 @@ export async function reportRuntime(
   workerId: string,
   body: RuntimeRequestBody,
 ): Promise<RuntimeResponseBody> {
-  // Read before the report is stored: a read that fails then (the header unavailable, or out of shape until
-  // the next pass writes it whole) answers the report with nothing changed, and its retry is a new report —
-  // not one stored and answered as failed, whose retry, a replay, would skip the pass requested below.
-  const draining = await drainingFrom(deps, workerId);
-  const revokeProxyIds = Object.keys(draining).sort();
   const { replay, previous } = await withRetry('runtime', async () => {
     // A lapsed session is judged by acceptRuntimeReport: it still takes a shutting-down worker's last word.
     const stored = await loadSession(deps, principal, workerId, body.sessionId, 'caller');
@@ -59,7 +55,9 @@ export async function reportRuntime(
         // new epoch — one that already leaves the proxy out — each of its reports lands here. That window
         // is the only one in which revokeProxyIds can speed a drain up (contract §4), so the refusal
         // carries the current set as an accepted report's answer would.
-        throw new WorkerApiError(409, 'stale_epoch', reportMessage.stale_epoch, { revokeProxyIds });
+        throw new WorkerApiError(409, 'stale_epoch', reportMessage.stale_epoch, {
+          revokeProxyIds: Object.keys(await drainingFrom(deps, workerId)).sort(),
+        });
       }
       throw conflict(d.error, reportMessage[d.error]);
     }
@@ -83,6 +81,8 @@ export async function reportRuntime(
     );
     return { replay: false, previous };
   });
+  const draining = await drainingFrom(deps, workerId);
+  const revokeProxyIds = Object.keys(draining).sort();
   if (!replay) {
     const reported = new Set(body.counts.map((c) => c.proxy));
     const before = new Set(previous?.counts.map((c) => c.proxy));
@@ -108,9 +108,24 @@ export async function reportRuntime(
   };
 }
 
-/** The proxies being drained away from the worker (its latest snapshot's header) → their drain epochs. */
+/**
+ * The proxies being drained away from the worker (its latest snapshot's header) → their drain epochs. A
+ * header edited out of shape reads as no drains (logged): revokeProxyIds only speeds a drain up — the
+ * snapshot stays authoritative — and the report, already stored, keeps the session live, so the next pass
+ * finds the worker and its save writes the header whole again. Failing the report instead (500) answered
+ * a stored report as failed, whose retry, a replay, skipped the pass request below.
+ */
 async function drainingFrom(deps: WorkerServiceDeps, workerId: string): Promise<Record<string, number>> {
-  return (await deps.snapshots.header(workerId))?.draining ?? {};
+  try {
+    return (await deps.snapshots.header(workerId))?.draining ?? {};
+  } catch (err) {
+    if (!(err instanceof WorkerStoreError && err.kind === 'invalid')) throw err;
+    deps.log.error('snapshot header out of shape: answering the report with no revokeProxyIds', {
+      workerId,
+      error: err,
+    });
+    return {};
+  }
 }
 
 export async function reportOutcomes(
