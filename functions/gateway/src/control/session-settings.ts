@@ -19,12 +19,6 @@ export interface SessionSettings {
   /** Until registration says otherwise. */
   reportIntervalMs: number;
   /**
-   * The local bound on the max stale age (GATEWAY_MAX_STALE_AGE_SECONDS; Infinity: none): it only
-   * tightens the controller's, as the worker's bound does (worker.ts setMaxStaleAge), and the pull's
-   * watchdogs go by the bound the worker goes stale at (session.ts watchPull).
-   */
-  maxStaleAgeMs: number;
-  /**
    * An outcome older than this (or than 3 report intervals, whichever is longer) is dropped unsent
    * (reporting.ts): the API stamps a batch with the time it stores it, so outcomes held through an outage
    * would reach the probe's passive track (one window a minute) as fresh evidence.
@@ -59,7 +53,6 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   firstSnapshotWaitMs: 3_000,
   startWaitMs: 15_000,
   reportIntervalMs: 5_000,
-  maxStaleAgeMs: Number.POSITIVE_INFINITY,
   outcomeMaxAgeMs: 60_000,
   finalReportTimeoutMs: 2_000,
   shutdownRegisterWaitMs: 4_000,

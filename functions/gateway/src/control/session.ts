@@ -387,14 +387,12 @@ export class ControllerSession {
 
   /**
    * Each report round: nothing on the pull for half the max stale age fetches the latest snapshot; a pull
-   * open but silent for the whole of it is reopened (snapshot-pull.ts). The max stale age the worker goes
-   * stale at: the controller's, tightened by a local bound (settings.maxStaleAgeMs) — by the controller's
-   * alone, a local 60 s under its 150 s left the worker stale from 60 s to the fetch at 75 s, every cycle.
+   * open but silent for the whole of it is reopened (snapshot-pull.ts).
    */
   watchPull(): void {
     const s = this.session;
     if (!s || this.draining || this.signal.aborted) return;
-    const maxStaleMs = Math.min(s.registration.maxStaleAgeSeconds * 1000, this.settings.maxStaleAgeMs);
+    const maxStaleMs = s.registration.maxStaleAgeSeconds * 1000;
     this.pull.fetchIfQuiet(maxStaleMs / 2);
     this.pull.reopenIfSilent(maxStaleMs);
   }

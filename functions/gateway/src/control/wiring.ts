@@ -51,14 +51,7 @@ export function controllerMode(
     zone: cfg.GATEWAY_ZONE ?? (cfg.REGION?.match(/^[a-z0-9][-a-z0-9]{0,62}$/) ? cfg.REGION : 'local'),
     onFatal,
     monotonicNow: () => performance.now(),
-    settings: {
-      startWaitMs: cfg.GATEWAY_START_WAIT_SECONDS * 1000,
-      // As the worker's own bound (gateway.ts): 0 leaves the controller's alone.
-      maxStaleAgeMs:
-        cfg.GATEWAY_MAX_STALE_AGE_SECONDS > 0
-          ? cfg.GATEWAY_MAX_STALE_AGE_SECONDS * 1000
-          : Number.POSITIVE_INFINITY,
-    },
+    settings: { startWaitMs: cfg.GATEWAY_START_WAIT_SECONDS * 1000 },
   });
   const resolver = secretManagerCredentials({
     projectId: cfg.GOOGLE_CLOUD_PROJECT!,
