@@ -5,6 +5,7 @@
 // a status that still lags a stored verdict), prune state of proxies that are gone.
 
 import pLimit from 'p-limit';
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
@@ -47,6 +48,14 @@ import {
   type TierConfig,
   type TierOutcome,
 } from './tiers.js';
+
+/**
+ * How long the probe's credentials cache (wiring.ts) waits for Secret Manager before it answers with its
+ * stale copy, or says it cannot now (docs/health.md § Credentials). The shortest check timeout allowed
+ * (healthCheck.timeoutSeconds ≥ 1), well under the default 5 s: unbounded, AccessSecretVersion retries
+ * UNAVAILABLE for up to 600 s, and every probe slot waited on it.
+ */
+export const CREDENTIALS_READ_DEADLINE_MS = 1_000;
 
 /** The default TARGET slots per probe slot (docs/health.md § TARGET: the numbers behind it). */
 export const TARGET_CONCURRENCY_FACTOR = 4;
@@ -498,7 +507,9 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   };
   // The version the instance serves, as crawlers are handed it (served-credentials.ts).
   const ref = clientCredentialsRef(p);
-  const payload = ref ? await readCredentials(deps, p.name, ref) : null;
+  const payload = ref
+    ? await readCredentials(deps, p.name, ref, p.spec.healthCheck.timeoutSeconds * 1000)
+    : null;
   if (payload === undefined) return { ...at, credentials: null, credentialsUnknown: true };
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
@@ -517,15 +528,22 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
  * past the cache's stale-if-error): that says nothing about the proxy — gateways and the lease API serve
  * from their own caches meanwhile — so the proxy is probed without credentials and only one that nothing
  * answers for is counted (runProbePass); the others keep their tracks. Thrown, either would abort
- * the whole pass and freeze the fleet's health.
+ * the whole pass and freeze the fleet's health. A read unanswered within the check's own timeout counts
+ * as that transient failure: it holds the proxy's probe slot no longer than a check would (the read goes
+ * on, and the cache keeps what it brings).
  */
 async function readCredentials(
   deps: ProbeDeps,
   proxy: string,
   ref: SecretRef,
+  timeoutMs: number,
 ): Promise<string | null | undefined> {
   try {
-    return await deps.secrets.access(ref);
+    return await withDeadline(
+      deps.secrets.access(ref),
+      timeoutMs,
+      () => new SecretAccessError('transient', ref.secret, `no answer within ${timeoutMs} ms`),
+    );
   } catch (err) {
     if (!(err instanceof SecretAccessError)) throw err;
     if (err.retryable) return undefined; // one line for the pass says so (runProbePass)

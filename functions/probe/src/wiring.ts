@@ -21,23 +21,39 @@ import { CachedSecretReader } from '../../../shared/src/adapters/secret-manager/
 import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
 import { firstHoldMs, PublishHolds } from '../../../shared/src/domain/publish-holds.js';
-import { systemClock } from '../../../shared/src/ports/clock.js';
+import { type Clock, systemClock } from '../../../shared/src/ports/clock.js';
+import type { SecretReader } from '../../../shared/src/ports/secrets.js';
 import type { loadProbeConfig } from './config.js';
 import { logEgressScope } from './echo-scope.js';
 import type { ProbeHandlerDeps } from './handler.js';
+import { CREDENTIALS_READ_DEADLINE_MS } from './probe-pass.js';
 import { logProbeRecorder } from './probe-recorder.js';
+
+/**
+ * The probe's credentials cache (docs/health.md § Credentials): a copy for 60 s, served 5 minutes more
+ * while Secret Manager fails — and while it does not answer: a read unanswered for
+ * CREDENTIALS_READ_DEADLINE_MS counts as failed, not after the client's retries (up to 600 s).
+ */
+export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecretReader {
+  return new CachedSecretReader(inner, {
+    ttlMs: 60_000,
+    clock,
+    staleIfErrorMs: 300_000,
+    readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
+  });
+}
 
 export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logger): ProbeHandlerDeps {
   // Once per process: what EGRESS can see follows from the configuration, not from any tick.
   logEgressScope(config.PROBE_ECHO_URL ?? null, log);
   const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
   const pubsub = new PubSubPublisher(createPubSub(config.GOOGLE_CLOUD_PROJECT, config.PUBSUB_EMULATOR_HOST));
-  const secrets = new CachedSecretReader(
+  const secrets = credentialsCache(
     new SecretManagerSecretReader(
       createSecretManagerClient(config.SECRET_MANAGER_EMULATOR_HOST),
       config.GOOGLE_CLOUD_PROJECT,
     ),
-    { ttlMs: 60_000, clock: systemClock, staleIfErrorMs: 300_000 },
+    systemClock,
   );
   return {
     proxies: new FirestoreProxyStore(db),
