@@ -32,18 +32,30 @@ export interface Prober {
   direct(opts: ProbeOptions): Promise<ProbeResult>;
 }
 
-/** Whether the echo endpoint answers the prober itself, as an echo: asked only after an EGRESS probe
- *  through a proxy failed without a verdict on what the echo saw, and at most once per pass (echoCheck). */
+/** Whether the echo endpoint answers the prober itself, as an echo, within the failing proxy's timeout:
+ *  asked only after an EGRESS probe through a proxy failed without a verdict on what the echo saw, and at
+ *  most once per pass for each timeout (echoCheck). */
 export type EchoAnswers = (timeoutMs: number) => Promise<boolean>;
 
-/** `prober.direct` on the echo URL, asked once: the answer stands for the pass that made it. */
+/**
+ * `prober.direct` on the echo URL, asked once per timeout: each answer stands for the pass that made it,
+ * for the proxies whose checks have that timeout. One answer for all, asked with the first failing proxy's
+ * timeout, let a 1 s proxy decide for a 60 s one: an echo slower than 1 s (a cold start) read as down, and
+ * every other proxy's missing echo went uncounted. Timeouts are whole seconds up to 60: a few checks a pass.
+ */
 export function echoCheck(prober: Prober, echoUrl: string, cancel?: AbortSignal): EchoAnswers {
-  let answered: Promise<boolean> | null = null;
-  return (timeoutMs) =>
-    (answered ??= prober.direct({ url: echoUrl, timeoutMs, expectedStatus: 200, cancel }).then(
-      (r) => r.ok && parseEchoBody(r.body) !== null,
-      () => false,
-    ));
+  const answered = new Map<number, Promise<boolean>>();
+  return (timeoutMs) => {
+    let answer = answered.get(timeoutMs);
+    if (!answer) {
+      answer = prober.direct({ url: echoUrl, timeoutMs, expectedStatus: 200, cancel }).then(
+        (r) => r.ok && parseEchoBody(r.body) !== null,
+        () => false,
+      );
+      answered.set(timeoutMs, answer);
+    }
+    return answer;
+  };
 }
 
 export interface TierConfig {

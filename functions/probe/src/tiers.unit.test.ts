@@ -231,7 +231,7 @@ describe('runActiveTiers: an EGRESS failure counts against the proxy only if the
     expect(egressOf(out)).toMatchObject({ ok: false, problem: 'exit_ip_mismatch' });
   });
 
-  it('echoCheck asks the echo endpoint once for the pass, and only an echo is an answer', async () => {
+  it('echoCheck asks the echo endpoint once for the pass and timeout, and only an echo is an answer', async () => {
     let calls = 0;
     const direct = (r: ProbeResult): Prober => ({
       ...prober().p,
