@@ -61,8 +61,8 @@ export class LocalScheduler {
   }
 
   /**
-   * Publishes the job's tick once, now; returns the message id. A paused job is refused, and every job
-   * once `stop` has begun.
+   * Publishes the job's tick once, now; returns the message id. A paused job is refused. Its caller awaits
+   * the publish, so it may fire after `stop` too (the plane's tests fire jobs with the loop stopped).
    */
   fire(id: string): Promise<string> {
     try {
@@ -79,9 +79,10 @@ export class LocalScheduler {
    * `onError`, and `stop` waits for it. Awaiting the publish made the answer as slow as Pub/Sub, past a
    * caller's deadline; an answer with this attempt's time but the previous status read as this run's
    * outcome (OK when there was none). A paused or unknown job is refused at once, and every job once
-   * `stop` has begun.
+   * `stop` has begun: nobody awaits this publish but `stop`.
    */
   run(id: string): JobView {
+    if (this.stopped) throw new SchedulerError('unavailable', 'the scheduler is stopping; no job is run');
     const entry = this.runnable(id);
     const before = { ...entry.view };
     this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
@@ -122,7 +123,7 @@ export class LocalScheduler {
   }
 
   /**
-   * Stops the loop, refuses `run` and `fire` from now on (until `start`), and waits until no attempt is in
+   * Stops the loop, refuses `run` from now on (until `start`), and waits until no attempt is in
    * flight. The local plane stops the scheduler before its HTTP server: a `:run` taken in between
    * published untracked, on a Pub/Sub client the plane then closed.
    */
@@ -140,7 +141,6 @@ export class LocalScheduler {
   }
 
   private runnable(id: string): Entry {
-    if (this.stopped) throw new SchedulerError('unavailable', 'the scheduler is stopping; no job is run');
     const entry = this.entry(id);
     if (entry.view.state === 'PAUSED') throw new SchedulerError('failed_precondition', `job ${id} is paused`);
     return entry;

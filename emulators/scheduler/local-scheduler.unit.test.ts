@@ -311,7 +311,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 // The local plane stops the scheduler before its HTTP server: a `:run` taken in between published
 // untracked, on a Pub/Sub client the plane closed next.
 describe('stop', () => {
-  it('refuses run and fire once it has begun, and waits for a run taken just before it', async () => {
+  it('refuses run once it has begun, and waits for a run taken just before it', async () => {
     let release!: () => void;
     const sent: string[] = [];
     const pub: TickPublisher = {
@@ -330,7 +330,6 @@ describe('stop', () => {
       stopped = true;
     });
     expect(() => sched.run('a')).toThrow(expect.objectContaining({ kind: 'unavailable' }));
-    await expect(sched.fire('a')).rejects.toMatchObject({ kind: 'unavailable' });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(stopped).toBe(false);
     release();
