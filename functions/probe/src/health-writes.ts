@@ -35,8 +35,7 @@ export interface Stored<D extends HealthDecision> {
 /**
  * Writes the decisions that changed a state, each on top of its base. The ones that lost a race are read
  * again and decided again on the fresh state (`redecide`) up to HEALTH_WRITE_RETRIES times; one still
- * losing after that is logged at WARNING and left as stored, and one whose fresh state is another
- * instance's is dropped (logged at INFO): its result is about the instance it was decided for. Never throws for contention.
+ * losing after that is logged at WARNING and left as stored. Never throws for contention.
  *
  * Throws when the store fails before any decision was written: the run is recorded failed at this pass,
  * and the next one probes its window again. Once one has been written it does not throw: probed again,
@@ -95,25 +94,12 @@ export async function storeDecisions<D extends HealthDecision>(
       break;
     }
     todo = [];
-    const replaced: string[] = [];
     for (const d of lost) {
       const read = fresh.get(d.decision.next.proxy);
-      // Another instance's state (the VM replaced, and a newer pass stored the new one's): this pass's
-      // result is about the instance it listed. Decided again it restarted the state for that instance over
-      // the other's; dropped, the next probe of the proxy decides on its own listing.
-      if (read?.state && read.state.instance !== d.decision.next.instance) {
-        replaced.push(d.decision.next.proxy);
-        continue;
-      }
       const decision = d.redecide(read?.state ?? null);
       if (decision.write) todo.push({ ...d, decision, base: read?.version ?? null });
       else decisions.push(decision);
     }
-    if (replaced.length > 0)
-      deps.log.info('health decisions dropped: another instance is stored for the proxy now', {
-        proxies: replaced.slice(0, 10),
-        count: replaced.length,
-      });
   }
   if (unstored.length > 0)
     deps.log.warn('health writes failed after others of the pass landed; left to their next slot', {
