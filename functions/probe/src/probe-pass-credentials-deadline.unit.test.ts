@@ -102,4 +102,23 @@ describe('runProbePass: a credentials read Secret Manager does not answer', () =
     expect(dialled.map((d) => d.credentials)).not.toContain(null);
     expect(health.get('a')?.tracks.BASIC?.consecutiveOk).toBe(1);
   });
+
+  it("with no copy to serve, the cache waits past its read deadline, within the check's timeout", async () => {
+    // A new instance's first read, slower than 1 s: cut at the deadline, every credentialed proxy's pass
+    // was lost (probe.credentials_unavailable at each cold start).
+    const cache = credentialsCache(
+      { access: () => new Promise((resolve) => setTimeout(() => resolve('user:pw'), 1_500)) },
+      { now: () => t0 },
+    );
+    const { deps, health, dialled, warnings } = setup(cache);
+    const base = withSecret('a', '10.0.0.2', 'good');
+    const p = {
+      ...base,
+      spec: { ...base.spec, healthCheck: { ...base.spec.healthCheck, timeoutSeconds: 3 } },
+    };
+    await runProbePass(deps, [p], t0, new Date(t0.getTime() + 30_000), new Set(), [], 4_000);
+    expect(dialled.map((d) => d.credentials)).not.toContain(null);
+    expect(health.get('a')?.tracks.BASIC?.consecutiveOk).toBe(1);
+    expect(warnings.some(([, f]) => f.event === 'probe.credentials_unavailable')).toBe(false);
+  });
 });

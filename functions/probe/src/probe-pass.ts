@@ -51,7 +51,7 @@ import {
 
 /**
  * How long the probe's credentials cache (wiring.ts) waits for Secret Manager before it answers with its
- * stale copy, or says it cannot now (docs/health.md § Credentials). The shortest check timeout allowed
+ * stale copy (docs/health.md § Credentials); with no copy, the check's own timeout bounds the read. The shortest check timeout allowed
  * (healthCheck.timeoutSeconds ≥ 1), well under the default 5 s: unbounded, AccessSecretVersion retries
  * UNAVAILABLE for up to 600 s, and every probe slot waited on it.
  */

@@ -32,7 +32,9 @@ import { logProbeRecorder } from './probe-recorder.js';
 /**
  * The probe's credentials cache (docs/health.md § Credentials): a copy for 60 s, served 5 minutes more
  * while Secret Manager fails — and while it does not answer: a read unanswered for
- * CREDENTIALS_READ_DEADLINE_MS counts as failed, not after the client's retries (up to 600 s).
+ * CREDENTIALS_READ_DEADLINE_MS counts as failed when that copy can answer, not after the client's retries
+ * (up to 600 s). A read with no copy waits (bounded by the check's timeout, probe-pass.ts readCredentials):
+ * cut at 1 s, a new instance's first read lost every credentialed proxy's pass.
  */
 export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecretReader {
   return new CachedSecretReader(inner, {
@@ -40,6 +42,7 @@ export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecre
     clock,
     staleIfErrorMs: 300_000,
     readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
+    deadlineWithoutCopy: false,
   });
 }
 

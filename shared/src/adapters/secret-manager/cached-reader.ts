@@ -22,6 +22,12 @@ export interface SecretCacheOptions {
    * had passed.
    */
   readDeadlineMs?: number;
+  /**
+   * With false, readDeadlineMs applies only when a copy within staleIfErrorMs could answer instead: a miss
+   * waits for Secret Manager (its caller bounds it). The probe's: a cold instance's first read, which may
+   * take over a second, cut at the deadline with nothing to serve, lost every credentialed proxy's pass.
+   */
+  deadlineWithoutCopy?: boolean;
 }
 
 interface Entry {
@@ -51,9 +57,11 @@ export class CachedSecretReader implements SecretReader {
       this.entries.set(key, hit);
       return hit.value;
     }
+    const staleFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
     try {
       const loading = this.load(key, ref);
-      const ms = this.opts.readDeadlineMs;
+      const copy = hit !== undefined && now - hit.fetchedAt < staleFor;
+      const ms = copy || this.opts.deadlineWithoutCopy !== false ? this.opts.readDeadlineMs : undefined;
       return await (ms === undefined
         ? loading
         : withDeadline(
@@ -62,7 +70,6 @@ export class CachedSecretReader implements SecretReader {
             () => new SecretAccessError('transient', key, `Secret ${key}: no answer within ${ms} ms`),
           ));
     } catch (err) {
-      const staleFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
       const retryable = err instanceof SecretAccessError && err.retryable;
       if (hit && retryable && now - hit.fetchedAt < staleFor && this.entries.get(key) === hit)
         return hit.value;
