@@ -8,6 +8,9 @@ import {
   sha256Hex,
 } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { type RegisterResponseBody, WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
+import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
+import type { Logger } from '../logger.js';
+import { GatewayWorker } from '../worker.js';
 import type { ControlAnswer, ControlClient } from './client.js';
 import type { FeedHandle, FeedMessage, FeedVerdict, SnapshotFeed } from './feed.js';
 
@@ -24,6 +27,21 @@ export const refusal = (status: number, code?: string, retryAfterMs?: number): R
 });
 
 export const T0 = Date.UTC(2026, 0, 1);
+
+/** A worker for the session's tests: static credentials, no staleness limit, Date.now (the fake clock's);
+ *  between two slices of a snapshot a microtask, which the fake clock's flush runs (a setImmediate it would not). */
+export function testWorker(log: Logger): GatewayWorker {
+  return new GatewayWorker({
+    credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
+    log,
+    now: () => Date.now(),
+    maxStaleAgeMs: Number.POSITIVE_INFINITY,
+    workerId: WORKER,
+    stickyTableSize: 10,
+    outcomeQueueSize: 100,
+    pause: () => Promise.resolve(),
+  });
+}
 export const WORKER = 'gw-1';
 export const SUBSCRIPTION = 'projects/demo/subscriptions/gateway-snapshots--worker-gw-1';
 

@@ -2,10 +2,18 @@
 // attempt steps down from the highest to just above the current version, as registration does, and takes
 // the highest the API speaks.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
 import { jsonLogger } from '../logger.js';
-import { GatewayWorker } from '../worker.js';
-import { FakeClient, FakeFeed, feedMessage, refusal, registration, snapshot, T0, WORKER } from './fakes.js';
+import {
+  FakeClient,
+  FakeFeed,
+  feedMessage,
+  refusal,
+  registration,
+  snapshot,
+  T0,
+  testWorker,
+  WORKER,
+} from './fakes.js';
 import { WORKER_PROTOCOL_VERSION } from './registration.js';
 import { ControllerSession } from './session.js';
 
@@ -17,16 +25,7 @@ function harness(api: { max: number }) {
   const client = new FakeClient();
   const feed = new FakeFeed();
   const log = jsonLogger('error', () => {});
-  const worker = new GatewayWorker({
-    credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
-    log,
-    now: () => Date.now(),
-    maxStaleAgeMs: Number.POSITIVE_INFINITY,
-    workerId: WORKER,
-    stickyTableSize: 10,
-    outcomeQueueSize: 100,
-    pause: microtask,
-  });
+  const worker = testWorker(log);
   client.defaults.register = (body) => {
     const v = (body as { supportedProtocolVersion: number }).supportedProtocolVersion;
     if (v > api.max) return refusal(400, 'unsupported_protocol_version');

@@ -4,9 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildDelta } from '../../../../shared/src/domain/gateway/delta.js';
 import { sha256Hex } from '../../../../shared/src/messages/gateway-snapshot.js';
-import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
 import { jsonLogger } from '../logger.js';
-import { GatewayWorker } from '../worker.js';
 import {
   FakeClient,
   FakeFeed,
@@ -17,6 +15,7 @@ import {
   SUBSCRIPTION,
   snapshot,
   T0,
+  testWorker,
   WORKER,
 } from './fakes.js';
 import { ControllerSession, type SessionSettings } from './session.js';
@@ -53,16 +52,7 @@ function harness(
   const feed = new FakeFeed();
   const lines: Array<Record<string, unknown>> = [];
   const log = jsonLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
-  const worker = new GatewayWorker({
-    credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
-    log,
-    now: () => Date.now(),
-    maxStaleAgeMs: Number.POSITIVE_INFINITY,
-    workerId: WORKER,
-    stickyTableSize: 10,
-    outcomeQueueSize: 100,
-    pause: microtask,
-  });
+  const worker = testWorker(log);
   const fatal: Error[] = [];
   const session = new ControllerSession({
     client,
