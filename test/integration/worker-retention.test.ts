@@ -174,6 +174,8 @@ describe('the snapshot tick deletes what is stored for workers past retention', 
     const run = await handleSnapshotEvent(failing, tick);
     expect(run.outcome).toBe('busy_tick');
     expect(await stored('gw-dead')).toEqual(nothing);
+    // Counted in the job run: a pass failing tick after tick is when failing retention must show.
+    expect(snapshotRunResult(run)).toMatchObject({ ok: false, counts: { retired: 1, retireFailures: 0 } });
   });
 
   it('a batch per tick: a backlog goes `batch` workers at a time', async () => {

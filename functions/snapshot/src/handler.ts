@@ -52,7 +52,7 @@ class OwnStepsFailed extends Error {
 export async function handleSnapshotEvent(
   deps: SnapshotHandlerDeps,
   event: unknown,
-): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary }> {
+): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary; upkeep?: UpkeepCounts }> {
   const decoded = decodePubSubCloudEvent(event, ReceivedSnapshotTopicPayload);
   if (!decoded.ok) {
     deps.log.error('malformed snapshot request acknowledged', {
@@ -88,8 +88,8 @@ export async function handleSnapshotEvent(
       // fails every tick (a document edited out of shape) or finds the planner always busy (a gateway
       // crash-looping, each registration asking for a pass) must not also stop the cleanup — retired
       // workers' subscriptions pile up toward the topic's subscription quota.
-      await upkeep(deps);
-      return { outcome: 'busy_tick' };
+      // Its counts are the run's: this is when retention failing must show (`retireFailures`).
+      return { outcome: 'busy_tick', upkeep: await upkeep(deps) };
     }
     if (permanentStepFailure(err)) {
       // The pass itself fails the same way on every delivery (a stored document out of shape: the ownership
@@ -126,10 +126,10 @@ export async function handleSnapshotEvent(
   }
 }
 
+export type UpkeepCounts = Pick<PassSummary, 'swept' | 'sweepFailures' | 'retired' | 'retireFailures'>;
+
 /** Old snapshot parts, then workers past retention and their subscriptions; never throws (each logs). */
-async function upkeep(
-  deps: SnapshotHandlerDeps,
-): Promise<Pick<PassSummary, 'swept' | 'sweepFailures' | 'retired' | 'retireFailures'>> {
+async function upkeep(deps: SnapshotHandlerDeps): Promise<UpkeepCounts> {
   const sweep = await sweepOldSnapshots(deps);
   const retired = await retireOldWorkers(deps);
   return {

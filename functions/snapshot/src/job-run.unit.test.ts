@@ -74,6 +74,17 @@ describe('snapshotRunResult', () => {
       { outcome: 'busy_tick' as const },
       expect.objectContaining({ ok: false, counts: {} }),
     ],
+    [
+      'busy or failed tick: the upkeep it still ran is counted',
+      {
+        outcome: 'busy_tick' as const,
+        upkeep: { swept: 1, sweepFailures: 0, retired: 2, retireFailures: 3 },
+      },
+      expect.objectContaining({
+        ok: false,
+        counts: { swept: 1, sweepFailures: 0, retired: 2, retireFailures: 3 },
+      }),
+    ],
   ])('%s', (_, outcome, expected) => {
     expect(snapshotRunResult(outcome)).toEqual(expected);
   });
