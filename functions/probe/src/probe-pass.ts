@@ -57,6 +57,13 @@ import {
  */
 export const CREDENTIALS_READ_DEADLINE_MS = 1_000;
 
+/**
+ * The same for a read with no copy to serve: a new instance's first read (sign-in, a new channel) may take
+ * over a second, and cut at 1 s it lost every credentialed proxy's pass; unbounded but by the check's
+ * timeout, an outage held each slot for the read and then the check — twice the timeout a proxy.
+ */
+export const CREDENTIALS_MISS_DEADLINE_MS = 3_000;
+
 /** The default TARGET slots per probe slot (docs/health.md § TARGET: the numbers behind it). */
 export const TARGET_CONCURRENCY_FACTOR = 4;
 

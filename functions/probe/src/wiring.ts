@@ -26,15 +26,15 @@ import type { SecretReader } from '../../../shared/src/ports/secrets.js';
 import type { loadProbeConfig } from './config.js';
 import { logEgressScope } from './echo-scope.js';
 import type { ProbeHandlerDeps } from './handler.js';
-import { CREDENTIALS_READ_DEADLINE_MS } from './probe-pass.js';
+import { CREDENTIALS_MISS_DEADLINE_MS, CREDENTIALS_READ_DEADLINE_MS } from './probe-pass.js';
 import { logProbeRecorder } from './probe-recorder.js';
 
 /**
  * The probe's credentials cache (docs/health.md § Credentials): a copy for 60 s, served 5 minutes more
  * while Secret Manager fails — and while it does not answer: a read unanswered for
  * CREDENTIALS_READ_DEADLINE_MS counts as failed when that copy can answer, not after the client's retries
- * (up to 600 s). A read with no copy waits (bounded by the check's timeout, probe-pass.ts readCredentials):
- * cut at 1 s, a new instance's first read lost every credentialed proxy's pass.
+ * (up to 600 s); one with no copy after CREDENTIALS_MISS_DEADLINE_MS (and the check's timeout,
+ * probe-pass.ts readCredentials).
  */
 export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecretReader {
   return new CachedSecretReader(inner, {
@@ -42,7 +42,7 @@ export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecre
     clock,
     staleIfErrorMs: 300_000,
     readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
-    deadlineWithoutCopy: false,
+    missDeadlineMs: CREDENTIALS_MISS_DEADLINE_MS,
   });
 }
 

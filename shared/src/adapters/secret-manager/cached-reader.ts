@@ -23,11 +23,11 @@ export interface SecretCacheOptions {
    */
   readDeadlineMs?: number;
   /**
-   * With false, readDeadlineMs applies only when a copy within staleIfErrorMs could answer instead: a miss
-   * waits for Secret Manager (its caller bounds it). The probe's: a cold instance's first read, which may
-   * take over a second, cut at the deadline with nothing to serve, lost every credentialed proxy's pass.
+   * The deadline of a read with no copy within staleIfErrorMs to answer instead (readDeadlineMs if unset).
+   * The probe's is longer than its readDeadlineMs: a cold instance's first read, which may take over a
+   * second, cut at 1 s with nothing to serve lost every credentialed proxy's pass.
    */
-  deadlineWithoutCopy?: boolean;
+  missDeadlineMs?: number;
 }
 
 interface Entry {
@@ -61,7 +61,7 @@ export class CachedSecretReader implements SecretReader {
     try {
       const loading = this.load(key, ref);
       const copy = hit !== undefined && now - hit.fetchedAt < staleFor;
-      const ms = copy || this.opts.deadlineWithoutCopy !== false ? this.opts.readDeadlineMs : undefined;
+      const ms = copy ? this.opts.readDeadlineMs : (this.opts.missDeadlineMs ?? this.opts.readDeadlineMs);
       return await (ms === undefined
         ? loading
         : withDeadline(

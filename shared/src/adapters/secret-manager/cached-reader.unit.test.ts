@@ -21,7 +21,14 @@ const ref: SecretRef = { secret: 's', version: 'latest' };
 const transient = new SecretAccessError('transient', 'r', 'unavailable');
 const denied = new SecretAccessError('permission_denied', 'r', 'denied');
 
-function setup(opts: { staleIfErrorMs?: number; maxEntries?: number; readDeadlineMs?: number } = {}) {
+function setup(
+  opts: {
+    staleIfErrorMs?: number;
+    maxEntries?: number;
+    readDeadlineMs?: number;
+    missDeadlineMs?: number;
+  } = {},
+) {
   const inner = new CountingReader();
   const clock = new ManualClock();
   return { inner, clock, cache: new CachedSecretReader(inner, { ttlMs: 60_000, clock, ...opts }) };
@@ -149,6 +156,30 @@ describe('CachedSecretReader', () => {
     await Promise.resolve();
     expect(await cache.access(ref)).toBe('v2');
     expect(inner.calls).toBe(2);
+  });
+
+  it('with missDeadlineMs, a read with no copy waits that long, and one with a copy readDeadlineMs', async () => {
+    const { inner, clock, cache } = setup({
+      staleIfErrorMs: 600_000,
+      readDeadlineMs: 20,
+      missDeadlineMs: 200,
+    });
+    let answer!: () => void;
+    inner.gate = new Promise((r) => setTimeout(r, 80));
+    // A miss answered after 80 ms: past readDeadlineMs, within missDeadlineMs.
+    expect(await cache.access(ref)).toBe('v1');
+    clock.advance(60_000);
+    inner.gate = new Promise((r) => (answer = r));
+    inner.value = 'v2';
+    const started = Date.now();
+    expect(await cache.access(ref)).toBe('v1'); // the copy, at readDeadlineMs
+    expect(Date.now() - started).toBeLessThan(150);
+    answer();
+    // And a miss no one answers fails at missDeadlineMs.
+    inner.gate = new Promise(() => {});
+    await expect(cache.access({ secret: 'other', version: '1' })).rejects.toMatchObject({
+      message: 'Secret other/versions/1: no answer within 200 ms',
+    });
   });
 
   it('with nothing to fall back on, a read unanswered past readDeadlineMs is a transient failure', async () => {
