@@ -120,7 +120,8 @@ async function drainingFrom(deps: WorkerServiceDeps, workerId: string): Promise<
     return (await deps.snapshots.header(workerId))?.draining ?? {};
   } catch (err) {
     if (!(err instanceof WorkerStoreError && err.kind === 'invalid')) throw err;
-    deps.log.error('snapshot header out of shape: answering the report with no revokeProxyIds', {
+    deps.log.warn('snapshot header out of shape: answering the report with no revokeProxyIds', {
+      event: 'gateway.worker_header_unreadable',
       workerId,
       error: err,
     });
