@@ -7,7 +7,7 @@
 // policy, so this is what keeps the local plane's stores bounded as well.
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
+import { handleSnapshotEvent, UPKEEP_DEADLINE_MS } from '../../functions/snapshot/src/handler.js';
 import { snapshotRunResult } from '../../functions/snapshot/src/job-run.js';
 import { retireOldWorkers } from '../../functions/snapshot/src/retention.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
@@ -89,6 +89,15 @@ async function commitEpoch(epoch: number, proxy = 'px-epoch', owner = 'gw-live')
   );
   await ownership.releaseLock('setup', next);
 }
+
+const snapshotTick = {
+  data: {
+    message: {
+      data: Buffer.from(JSON.stringify({ job: 'snapshot-tick' })).toString('base64'),
+      messageId: '1',
+    },
+  },
+};
 
 beforeEach(async () => {
   await clearProject(projectId);
@@ -176,6 +185,69 @@ describe('the snapshot tick deletes what is stored for workers past retention', 
     expect(await stored('gw-dead')).toEqual(nothing);
     // Counted in the job run: a pass failing tick after tick is when failing retention must show.
     expect(snapshotRunResult(run)).toMatchObject({ ok: false, counts: { retired: 1, retireFailures: 0 } });
+  });
+
+  it('a tick whose pass ran up to the upkeep deadline begins no sweep and no removal; the next tick does them', async () => {
+    // A pass can run close to the timeout; a tick cut off at it is redelivered and runs a pass and upkeep
+    // again, unrecorded. Upkeep measures its deadline from the tick's start, not from its own.
+    const clock = new ManualClock(T0);
+    const log = memoryLogger();
+    const deps = { ...firestorePassDeps(db, clock, []), log };
+    await deadWorker('gw-dead', 8 * DAY, { parts: 1 });
+    await commitEpoch(2);
+    const slowPass = {
+      ...deps,
+      routing: {
+        get: async () => {
+          clock.advance(UPKEEP_DEADLINE_MS);
+          throw new Error('a pass that failed at the deadline');
+        },
+      },
+    };
+    const run = await handleSnapshotEvent(slowPass, snapshotTick);
+    expect(run).toMatchObject({ outcome: 'busy_tick', upkeep: { swept: 0, retired: 0, retireFailures: 0 } });
+    expect(await stored('gw-dead')).toEqual({ worker: true, header: true, parts: 1, outcomes: 0 });
+    // (These deps give no subscription reaper: subscription-retention.unit.test.ts has its deadline.)
+    expect(log.lines.filter((l) => l.event === 'gateway.upkeep_deadline_reached').map((l) => l.step)).toEqual(
+      ['sweep', 'worker_retention'],
+    );
+    // The next tick, begun early, does it all.
+    const next = await handleSnapshotEvent(deps, snapshotTick);
+    expect(next).toMatchObject({ outcome: 'done', summary: { swept: 1, retired: 1 } });
+    expect(await stored('gw-dead')).toEqual(nothing);
+  });
+
+  it('a removal begun just before the deadline ends; the workers after it are left to the next tick', async () => {
+    const clock = new ManualClock(T0);
+    const base = firestorePassDeps(db, clock, []); // batch 5
+    for (const id of ['gw-a', 'gw-b', 'gw-c']) await deadWorker(id, 8 * DAY);
+    await commitEpoch(2);
+    const removals: string[] = [];
+    const deps = {
+      ...base,
+      retired: Object.assign(Object.create(base.retired), {
+        remove: async (...args: Parameters<typeof base.retired.remove>) => {
+          removals.push(...args[0]);
+          const out = await base.retired.remove(...args);
+          clock.advance(5_000); // a slow removal: past the deadline once it ends
+          return out;
+        },
+      }),
+      routing: {
+        get: async () => {
+          clock.advance(UPKEEP_DEADLINE_MS - 1);
+          throw new Error('a pass that failed just before the deadline');
+        },
+      },
+    };
+    const run = await handleSnapshotEvent(deps, snapshotTick);
+    expect(run).toMatchObject({ outcome: 'busy_tick', upkeep: { retired: 1, retireFailures: 0 } });
+    expect(removals).toHaveLength(1);
+    const left = await Promise.all(['gw-a', 'gw-b', 'gw-c'].map(async (id) => (await stored(id)).worker));
+    expect(left.filter((w) => w)).toHaveLength(2);
+    // Upkeep begun early does its whole batch.
+    clock.set(T0);
+    expect(await handleSnapshotEvent(base, snapshotTick)).toMatchObject({ summary: { retired: 2 } });
   });
 
   it('a batch per tick: a backlog goes `batch` workers at a time', async () => {

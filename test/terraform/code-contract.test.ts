@@ -34,9 +34,12 @@ import {
   steadyRefreshMs,
   tickPeriodMs,
 } from '../../functions/requeue/src/config.js';
+import { UPKEEP_DEADLINE_MS } from '../../functions/snapshot/src/handler.js';
 import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
+import { SUBSCRIPTION_RETENTION_BUDGET_MS } from '../../functions/snapshot/src/subscription-retention.js';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { defaultRetry } from '../../shared/src/adapters/gce/retry.js';
+import { SUBSCRIPTION_DELETE_TIMEOUT_MS } from '../../shared/src/adapters/pubsub/subscription-reaper.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
@@ -1263,6 +1266,23 @@ describe('the topology tables agree with each other where the code assumes they 
     expect(GC_TIMEOUT_MS).toBe(loadFunctionTable().functions.gc!.timeoutSeconds * 1000);
     expect(GC_RUN_DEADLINE_MS).toBeLessThan(GC_TIMEOUT_MS);
     expect(GC_LIST_BUDGET_MS + worstCallMs).toBeLessThanOrEqual(GC_RUN_DEADLINE_MS);
+  });
+
+  it("the snapshot tick's upkeep deadline leaves a unit begun at it, at its worst, and the run's record inside the timeout", () => {
+    // Upkeep begins no unit of work (the parts sweep's batch, a worker's removal, a page or a deletion of
+    // subscriptions) past UPKEEP_DEADLINE_MS from the tick's start (snapshot handler.ts). One begun just
+    // before it may take its worst case — a subscription delete cut at SUBSCRIPTION_DELETE_TIMEOUT_MS, or a
+    // Firestore call as long — then the subscription cursor's save and the job run's record, a call each at
+    // most as long: all before the timeout, past which the tick is redelivered (a whole pass and upkeep
+    // again) and its run is not recorded. A worker's removal is several Firestore calls; a Firestore as slow
+    // as that on each can still reach the timeout.
+    const worstUnitMs = SUBSCRIPTION_DELETE_TIMEOUT_MS;
+    const recordMs = 2 * worstUnitMs; // the cursor's save, then the job run's record
+    expect(UPKEEP_DEADLINE_MS + worstUnitMs + recordMs).toBeLessThanOrEqual(
+      loadFunctionTable().functions.snapshot!.timeoutSeconds * 1000,
+    );
+    // And the subscription budget is no longer than what the deadline leaves: it is cut by the deadline.
+    expect(SUBSCRIPTION_RETENTION_BUDGET_MS).toBeLessThan(UPKEEP_DEADLINE_MS);
   });
 
   it("reconcile's pass-start budget leaves a pass begun at its end its get and insert, each at its worst, before the timeout", () => {

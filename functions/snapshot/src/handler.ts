@@ -10,7 +10,9 @@
 // the same way every time (step-failure.ts) is left to the next tick, and so is a request whose whole pass
 // fails that way (a stored document out of shape). Once its pass has run, a request is
 // retried for a worker session's TTL at most (by its publish time): past that a quicker pass no longer
-// saves the worker's session.
+// saves the worker's session. A tick's storage upkeep starts no unit of work past UPKEEP_DEADLINE_MS
+// from the tick's start: the pass may have used most of the timeout, and a tick cut off at it is redelivered
+// (a whole pass and upkeep again, unrecorded).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
@@ -26,6 +28,15 @@ import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
 import { permanentStepFailure, retriesOf } from './step-failure.js';
 import { sweepOldSnapshots } from './sweep.js';
+
+/**
+ * How long after a tick is decoded its upkeep may begin a unit of work (the parts sweep's batch, a worker's
+ * removal, a page or a deletion of subscriptions): one begun just before it, at its worst (a subscription
+ * delete or a Firestore call cut at 10 s), and the cursor's save still end inside the function's 120 s
+ * timeout with room to record the run (test/terraform/code-contract.test.ts). What is left is the next
+ * tick's: upkeep is idempotent.
+ */
+export const UPKEEP_DEADLINE_MS = 90_000;
 
 export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up' | 'unservable';
 
@@ -63,6 +74,7 @@ export async function handleSnapshotEvent(
   }
   logUnknownFields(deps.log, decoded, SNAPSHOT_REQUESTS_TOPIC);
   const isTick = 'job' in decoded.value;
+  const upkeepDeadline = deps.clock.now().getTime() + UPKEEP_DEADLINE_MS;
   const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
   if (isTick) logTickReceived(deps.log, SnapshotJob);
   try {
@@ -77,7 +89,7 @@ export async function handleSnapshotEvent(
     // Storage upkeep (old parts, then workers past retention) rides on the minute tick only: a worker's
     // request wants its snapshot, nothing else. After the retry request: upkeep's Pub/Sub admin calls
     // (a retired worker's subscription) must not hold back what the failed workers wait for.
-    if (isTick) Object.assign(summary, await upkeep(deps));
+    if (isTick) Object.assign(summary, await upkeep(deps, upkeepDeadline));
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {
@@ -89,7 +101,7 @@ export async function handleSnapshotEvent(
       // crash-looping, each registration asking for a pass) must not also stop the cleanup — retired
       // workers' subscriptions pile up toward the topic's subscription quota.
       // Its counts are the run's: this is when retention failing must show (`retireFailures`).
-      return { outcome: 'busy_tick', upkeep: await upkeep(deps) };
+      return { outcome: 'busy_tick', upkeep: await upkeep(deps, upkeepDeadline) };
     }
     if (permanentStepFailure(err)) {
       // The pass itself fails the same way on every delivery (a stored document out of shape: the ownership
@@ -128,10 +140,13 @@ export async function handleSnapshotEvent(
 
 export type UpkeepCounts = Pick<PassSummary, 'swept' | 'sweepFailures' | 'retired' | 'retireFailures'>;
 
-/** Old snapshot parts, then workers past retention and their subscriptions; never throws (each logs). */
-async function upkeep(deps: SnapshotHandlerDeps): Promise<UpkeepCounts> {
-  const sweep = await sweepOldSnapshots(deps);
-  const retired = await retireOldWorkers(deps);
+/**
+ * Old snapshot parts, then workers past retention and their subscriptions, none begun past `deadline`
+ * (epoch ms by deps.clock); never throws (each logs).
+ */
+async function upkeep(deps: SnapshotHandlerDeps, deadline: number): Promise<UpkeepCounts> {
+  const sweep = await sweepOldSnapshots(deps, deadline);
+  const retired = await retireOldWorkers(deps, deadline);
   return {
     swept: sweep.swept,
     sweepFailures: sweep.failures,

@@ -6,9 +6,16 @@
 // Bounded per tick (`batch` candidates) and idempotent; the ownership records are read only when there is
 // a candidate, so a tick with nothing to delete costs two empty queries. A failure is logged and left to
 // the next tick: it must never cost the pass that ran before it, and one worker that fails costs only itself.
+// Given the tick's upkeep deadline (handler.ts UPKEEP_DEADLINE_MS), no worker's removal (nor the candidates'
+// query) is begun past it: the workers left are the next tick's.
 // Each worker's snapshot subscription goes much sooner, an hour after its session (subscription-retention.ts).
-import { decideRetention, retentionCutoff } from '../../../shared/src/domain/workers/retention.js';
+import {
+  decideRetention,
+  type RetentionDecision,
+  retentionCutoff,
+} from '../../../shared/src/domain/workers/retention.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { RetentionSweepResult, StoredFacts } from '../../../shared/src/ports/workers-retention.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { retireWorkerSubscriptions } from './subscription-retention.js';
 
@@ -27,17 +34,22 @@ type RetentionDeps = Pick<
   'retired' | 'ownership' | 'clock' | 'log' | 'retention' | 'settings' | 'subscriptions'
 >;
 
-export async function retireOldWorkers(deps: RetentionDeps): Promise<RetireCounts> {
+export async function retireOldWorkers(deps: RetentionDeps, deadline?: number): Promise<RetireCounts> {
   const subscriptions = deps.subscriptions
-    ? await retireWorkerSubscriptions(deps, deps.subscriptions)
+    ? await retireWorkerSubscriptions(deps, deps.subscriptions, deadline)
     : { failures: 0 };
-  const documents = await retireDocuments(deps);
+  const documents = await retireDocuments(deps, deadline);
   return { retired: documents.retired, failures: documents.failures + subscriptions.failures };
 }
 
-async function retireDocuments(deps: RetentionDeps): Promise<RetireCounts> {
+async function retireDocuments(deps: RetentionDeps, deadline?: number): Promise<RetireCounts> {
   const now = deps.clock.now();
   const cutoff = retentionCutoff(now, deps.retention.afterMs);
+  const outOfTime = () => deadline !== undefined && deps.clock.now().getTime() >= deadline;
+  if (outOfTime()) {
+    logDeadline(deps, 0, null);
+    return { retired: 0, failures: 0 };
+  }
   try {
     const { ids, invalid } = await deps.retired.candidates(cutoff, deps.retention.batch);
     // Passed over, not counted against the batch: a worker whose document or header was edited by hand
@@ -54,9 +66,13 @@ async function retireDocuments(deps: RetentionDeps): Promise<RetireCounts> {
     // long is given nothing new; it would have to register, which the transaction sees).
     const state = await deps.ownership.read();
     const owners = new Set([...state.records.values()].map((r) => r.owner));
-    const { removed, kept, failed } = await deps.retired.remove(ids, cutoff, (id, stored) =>
-      decideRetention({ ...stored, owns: owners.has(id) }, cutoff, state.epoch),
-    );
+    const decide = (id: string, stored: StoredFacts) =>
+      decideRetention({ ...stored, owns: owners.has(id) }, cutoff, state.epoch);
+    // Given a deadline, one worker a call (as the store goes through them anyway); else the batch in one.
+    const { removed, kept, failed, left } =
+      deadline === undefined
+        ? { ...(await deps.retired.remove(ids, cutoff, decide)), left: 0 }
+        : await removeUntil(deps, ids, cutoff, decide, outOfTime);
     const gone = removed.filter((r) => r.worker || r.header);
     if (removed.length > 0) {
       deps.log.info('workers past retention deleted', {
@@ -82,6 +98,7 @@ async function retireDocuments(deps: RetentionDeps): Promise<RetireCounts> {
         kind: f.kind,
       });
     }
+    if (left > 0) logDeadline(deps, gone.length, left);
     return { retired: gone.length, failures: failed.length + invalid.length };
   } catch (err) {
     deps.log.warn('worker retention failed; the next tick tries again', {
@@ -90,4 +107,36 @@ async function retireDocuments(deps: RetentionDeps): Promise<RetireCounts> {
     });
     return { retired: 0, failures: 1 };
   }
+}
+
+/** As the store's remove(), one worker a call, none begun once `outOfTime`: `left` counts those not begun. */
+async function removeUntil(
+  deps: RetentionDeps,
+  ids: readonly string[],
+  cutoff: Date,
+  decide: (id: string, stored: StoredFacts) => RetentionDecision,
+  outOfTime: () => boolean,
+): Promise<RetentionSweepResult & { left: number }> {
+  const out: RetentionSweepResult & { left: number } = { removed: [], kept: [], failed: [], left: 0 };
+  for (const [i, id] of ids.entries()) {
+    if (outOfTime()) {
+      out.left = ids.length - i;
+      break;
+    }
+    const one = await deps.retired.remove([id], cutoff, decide);
+    out.removed.push(...one.removed);
+    out.kept.push(...one.kept);
+    out.failed.push(...one.failed);
+  }
+  return out;
+}
+
+/** Workers past retention left to the next tick by the upkeep deadline (null: not even listed). */
+function logDeadline(deps: Pick<RetentionDeps, 'log'>, retired: number, left: number | null): void {
+  deps.log.info('upkeep deadline reached: workers past retention left to the next tick', {
+    event: 'gateway.upkeep_deadline_reached',
+    step: 'worker_retention',
+    retired,
+    left,
+  });
 }

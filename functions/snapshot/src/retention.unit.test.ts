@@ -131,6 +131,46 @@ describe('retireOldWorkers', () => {
     expect(none.deps.retired.sessionsEnded).not.toHaveBeenCalled();
   });
 
+  it('the tick’s upkeep deadline: no worker’s removal begun past it, those left logged; begun early, the whole batch', async () => {
+    const ids = ['gw-1', 'gw-2', 'gw-3', 'gw-4'];
+    const d = deps(async () => ids);
+    const clock = d.deps.clock as ManualClock;
+    // Each removal takes 4 s by the clock: with 10 s left, the third begins at 8 s and is the last.
+    const one = vi.fn(async (removing: readonly string[]): Promise<RetentionSweepResult> => {
+      clock.advance(4_000);
+      return {
+        removed: removing.map((workerId) => ({
+          workerId,
+          worker: true,
+          header: true,
+          parts: 0,
+          outcomeBatches: 0,
+        })),
+        kept: [],
+        failed: [],
+      };
+    });
+    const late = { ...d.deps, retired: { ...d.deps.retired, remove: one } };
+    expect(await retireOldWorkers(late, now.getTime() + 10_000)).toEqual({ retired: 3, failures: 0 });
+    expect(one.mock.calls.map((c) => c[0])).toEqual([['gw-1'], ['gw-2'], ['gw-3']]);
+    expect(d.log.lines).toContainEqual(
+      expect.objectContaining({
+        event: 'gateway.upkeep_deadline_reached',
+        step: 'worker_retention',
+        retired: 3,
+        left: 1,
+      }),
+    );
+    // Past it from the start: not even the candidates are listed.
+    one.mockClear();
+    expect(await retireOldWorkers(late, clock.now().getTime())).toEqual({ retired: 0, failures: 0 });
+    expect(late.retired.candidates).toHaveBeenCalledOnce();
+    expect(one).not.toHaveBeenCalled();
+    // Begun early: every candidate.
+    clock.set(now);
+    expect(await retireOldWorkers(late, now.getTime() + 90_000)).toEqual({ retired: 4, failures: 0 });
+  });
+
   it('candidates that cannot be listed: one failure, logged, never thrown', async () => {
     const d = deps(async () => {
       throw new WorkerStoreError('unavailable', 'firestore down');

@@ -14,8 +14,10 @@
 // Each session end is dealt with once: a cursor moves through the workers in order of session end, a page
 // of `batch` at a time, never starting further back than Pub/Sub's expiry (a subscription idle that long is
 // gone). A full page means a backlog: further pages follow in the same tick, up to SUBSCRIPTION_PAGES_PER_TICK
-// of them and for SUBSCRIPTION_RETENTION_BUDGET_MS at most (the handler gives upkeep no deadline of its own;
-// the pass, the sweep and the worker documents share the 120 s timeout). One page a tick kept up with only
+// of them and for SUBSCRIPTION_RETENTION_BUDGET_MS at most, and never past the tick's upkeep deadline
+// (handler.ts UPKEEP_DEADLINE_MS: the pass ran first, and the whole tick shares the 120 s timeout). The
+// cursor is saved past the last session end dealt with whichever of these stops the tick, so what was done
+// is neither lost nor done again. One page a tick kept up with only
 // `batch` (20) retired workers a minute: a gateway crash-looping at 30 new worker ids a minute left the cursor
 // further behind every tick, then past the expiry, and ~14,000 subscriptions waited for Pub/Sub's expiry —
 // over the topic's 10,000. A deletion that fails stops the tick there, and the next tries again from it.
@@ -28,7 +30,7 @@ import type { SnapshotPassDeps } from './deps.js';
 export const SUBSCRIPTION_PAGES_PER_TICK = 10;
 /**
  * How long a tick keeps deleting subscriptions, by the injected clock: no page is started and no deletion
- * begun past it. With the parts sweep and the worker documents, well inside the tick's 120 s timeout.
+ * begun past it, nor past the tick's upkeep deadline, whichever comes first.
  */
 export const SUBSCRIPTION_RETENTION_BUDGET_MS = 20_000;
 
@@ -42,12 +44,19 @@ export interface SubscriptionRetireCounts {
 export async function retireWorkerSubscriptions(
   deps: Pick<SnapshotPassDeps, 'retired' | 'clock' | 'log' | 'settings' | 'retention'>,
   reaper: SubscriptionReaper,
+  /** Epoch ms by deps.clock: the tick's upkeep deadline (handler.ts); none: the budget alone. */
+  deadline = Infinity,
 ): Promise<SubscriptionRetireCounts> {
   const now = deps.clock.now().getTime();
   const before = new Date(now - deps.settings.viewHorizonMs);
   const floor = new Date(now - WORKER_SUBSCRIPTION_EXPIRY_SECONDS * 1000);
   // A horizon longer than the expiry (it may be up to two days): Pub/Sub deletes them first.
   if (floor >= before) return { deleted: 0, failures: 0 };
+  const pastDeadline = () => deps.clock.now().getTime() >= deadline;
+  if (pastDeadline()) {
+    logDeadline(deps, 0);
+    return { deleted: 0, failures: 0 };
+  }
   try {
     const cursor = await deps.retired.subscriptionCursor();
     let after: SessionEnd | Date = cursor && cursor.endedAt > floor ? cursor : floor;
@@ -56,7 +65,11 @@ export async function retireWorkerSubscriptions(
     let failures = 0;
     // A later page that cannot be read still saves the cursor past what the earlier ones dealt with.
     let storeFailure: unknown = null;
-    const outOfTime = () => deps.clock.now().getTime() - now >= SUBSCRIPTION_RETENTION_BUDGET_MS;
+    let stoppedAtDeadline = false;
+    const outOfTime = () => {
+      if (pastDeadline()) stoppedAtDeadline = true;
+      return stoppedAtDeadline || deps.clock.now().getTime() - now >= SUBSCRIPTION_RETENTION_BUDGET_MS;
+    };
     pages: for (let page = 0; page < SUBSCRIPTION_PAGES_PER_TICK && !outOfTime(); page++) {
       let ended: SessionEnd[];
       try {
@@ -92,6 +105,7 @@ export async function retireWorkerSubscriptions(
       });
     }
     if (reached) await deps.retired.saveSubscriptionCursor(reached);
+    if (stoppedAtDeadline) logDeadline(deps, deleted.length);
     if (storeFailure !== null) {
       logStoreFailure(deps, storeFailure);
       failures = 1;
@@ -101,6 +115,14 @@ export async function retireWorkerSubscriptions(
     logStoreFailure(deps, err);
     return { deleted: 0, failures: 1 };
   }
+}
+
+function logDeadline(deps: Pick<SnapshotPassDeps, 'log'>, deleted: number): void {
+  deps.log.info('upkeep deadline reached: worker snapshot subscriptions left to the next tick', {
+    event: 'gateway.upkeep_deadline_reached',
+    step: 'subscription_retention',
+    deleted,
+  });
 }
 
 function logStoreFailure(deps: Pick<SnapshotPassDeps, 'log'>, err: unknown): void {

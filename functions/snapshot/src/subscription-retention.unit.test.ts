@@ -228,6 +228,43 @@ describe('retireWorkerSubscriptions', () => {
       expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledWith(sessions[done - 1]);
     });
 
+    it('the tick’s upkeep deadline stops it before its own budget: no deletion begun past it, the cursor saved at the last done, the next tick goes on from there', async () => {
+      const sessions = Array.from({ length: 100 }, (_, i) =>
+        ended(`gw-${String(i).padStart(3, '0')}`, 20 - i / 100),
+      );
+      const clock = new ManualClock(now);
+      // The pass left 7 s before the deadline; each deletion takes 3 s: the third begun ends past it.
+      const f = fleet(sessions, clock, 3_000);
+      const deadline = now.getTime() + 7_000;
+      expect(await retireWorkerSubscriptions(f.deps, f.reaper, deadline)).toEqual({
+        deleted: 3,
+        failures: 0,
+      });
+      expect(f.reaper.remove).toHaveBeenCalledTimes(3);
+      expect(f.retired.saveSubscriptionCursor).toHaveBeenCalledWith(sessions[2]);
+      expect(f.log.lines).toContainEqual(
+        expect.objectContaining({
+          event: 'gateway.upkeep_deadline_reached',
+          step: 'subscription_retention',
+          deleted: 3,
+        }),
+      );
+      // Past the deadline from the start: not even the cursor is read.
+      const late = fleet(sessions, new ManualClock(new Date(deadline)), 0);
+      expect(await retireWorkerSubscriptions(late.deps, late.reaper, deadline)).toEqual({
+        deleted: 0,
+        failures: 0,
+      });
+      expect(late.retired.subscriptionCursor).not.toHaveBeenCalled();
+      expect(late.reaper.remove).not.toHaveBeenCalled();
+      // A deadline far off: the page is done whole (the budget and the batch bound it, as before).
+      const early = fleet(sessions.slice(0, 10), new ManualClock(now), 0);
+      expect(await retireWorkerSubscriptions(early.deps, early.reaper, now.getTime() + 90_000)).toEqual({
+        deleted: 10,
+        failures: 0,
+      });
+    });
+
     it('a later page that cannot be read: the cursor still moves past the pages dealt with, one failure', async () => {
       const sessions = Array.from({ length: 60 }, (_, i) =>
         ended(`gw-${String(i).padStart(3, '0')}`, 20 - i / 100),

@@ -5,7 +5,9 @@
 // workers (document, header, outcome batches) go later, past retention, once the epoch has moved past
 // their header (retention.ts). A failed sweep is logged and left to the next tick — it must never cost the
 // pass that ran before it — and one header that fails costs only itself: the ones swept before it are
-// still logged and counted.
+// still logged and counted. Given the tick's upkeep deadline (handler.ts UPKEEP_DEADLINE_MS), no sweep is
+// begun past it (the batch is then the next tick's). The batch is one call to the store, not cut between
+// headers: one a call would either stop at a failed header (it is listed first again) or sweep it twice.
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 
@@ -17,10 +19,20 @@ export interface SweepCounts {
 
 export async function sweepOldSnapshots(
   deps: Pick<SnapshotPassDeps, 'snapshots' | 'clock' | 'log' | 'sweep'>,
+  /** Epoch ms by deps.clock past which the sweep is not begun; none: always. */
+  deadline?: number,
 ): Promise<SweepCounts> {
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - deps.sweep.afterMs);
   try {
+    if (deadline !== undefined && now.getTime() >= deadline) {
+      deps.log.info('upkeep deadline reached: old snapshot parts left to the next tick', {
+        event: 'gateway.upkeep_deadline_reached',
+        step: 'sweep',
+        swept: 0,
+      });
+      return { swept: 0, failures: 0 };
+    }
     const { swept, failed } = await deps.snapshots.sweepParts(cutoff, deps.sweep.batch, now);
     if (swept.length > 0) {
       deps.log.info('old snapshot parts swept', {

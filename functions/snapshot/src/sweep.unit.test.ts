@@ -65,6 +65,25 @@ describe('sweepOldSnapshots', () => {
   });
 });
 
+describe('sweepOldSnapshots with the tick’s upkeep deadline', () => {
+  it('past the deadline: no header is listed nor swept, and it says so', async () => {
+    const d = deps(async () => ({ swept: ['gw-a'], failed: [] }));
+    d.deps.clock.advance(10_000);
+    expect(await sweepOldSnapshots(d.deps, now.getTime() + 10_000)).toEqual({ swept: 0, failures: 0 });
+    expect(d.spy).not.toHaveBeenCalled();
+    expect(d.log.lines).toEqual([
+      expect.objectContaining({ event: 'gateway.upkeep_deadline_reached', step: 'sweep', swept: 0 }),
+    ]);
+  });
+
+  it('begun before it: the whole batch, in one call', async () => {
+    const d = deps(async () => ({ swept: ['gw-a', 'gw-b'], failed: [] }));
+    d.deps.clock.advance(9_999);
+    expect(await sweepOldSnapshots(d.deps, now.getTime() + 10_000)).toEqual({ swept: 2, failures: 0 });
+    expect(d.spy).toHaveBeenCalledWith(expect.any(Date), 20, new Date(now.getTime() + 9_999));
+  });
+});
+
 describe('sweep settings', () => {
   const base = { GOOGLE_CLOUD_PROJECT: 'p' };
   it('default: a week after the grant ended, 20 a tick', () => {
