@@ -70,6 +70,8 @@ export class WorkerClient {
   private subscription: Subscription | null = null;
   private reporter: NodeJS.Timeout | null = null;
   private outcomeSequence = 0;
+  /** The ACKs of applied snapshots not answered yet: a report waits for them (see report). */
+  private readonly acking = new Set<Promise<unknown>>();
 
   constructor(private readonly o: WorkerClientOptions) {
     this.workerId = o.workerId;
@@ -163,7 +165,10 @@ export class WorkerClient {
     if (d.action !== 'apply') return;
     this.current = s;
     this.history.push({ snapshot: s, at: Date.now(), via });
-    void this.ack().catch(() => {});
+    const acked: Promise<unknown> = this.ack()
+      .catch(() => {})
+      .finally(() => this.acking.delete(acked));
+    this.acking.add(acked);
   }
 
   async fetchLatest(): Promise<HttpAnswer> {
@@ -189,6 +194,9 @@ export class WorkerClient {
 
   /** One runtime report on the ACK bound with the client's counts (a fresh sequence each time). */
   async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
+    // On the bound as the controller holds it: a report built while an ACK was out named the bound before
+    // it, and the controller, having taken the ACK, refused it ack_bound_mismatch (under load).
+    await Promise.all([...this.acking]);
     if (!this.ackBound) return { status: 0, body: { error: 'no_ack_yet' } };
     const counts = this.counts;
     const sentAt = Date.now();
