@@ -31,10 +31,11 @@ import { sweepOldSnapshots } from './sweep.js';
 
 /**
  * How long after a tick is decoded its upkeep may begin a unit of work (the parts sweep's batch, a worker's
- * removal, a page or a deletion of subscriptions): one begun just before it, at its worst (a subscription
- * delete or a Firestore call cut at 10 s), and the cursor's save still end inside the function's 120 s
- * timeout with room to record the run (test/terraform/code-contract.test.ts). What is left is the next
- * tick's: upkeep is idempotent.
+ * removal, a page or a deletion of subscriptions): a subscription delete begun just before it (cut at
+ * 10 s), the cursor's save and the run's record, each allowed as long, end inside the function's 120 s
+ * timeout (test/terraform/code-contract.test.ts). It bounds what starts: a Firestore call has only the
+ * client's deadlines, so a Firestore slow on every call can still reach the timeout. What is left is the
+ * next tick's: upkeep is idempotent.
  */
 export const UPKEEP_DEADLINE_MS = 90_000;
 

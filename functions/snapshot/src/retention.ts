@@ -62,6 +62,11 @@ async function retireDocuments(deps: RetentionDeps, deadline?: number): Promise<
       });
     }
     if (ids.length === 0) return { retired: 0, failures: invalid.length };
+    // The listing may have run into the deadline: no ownership read begun past it either.
+    if (outOfTime()) {
+      logDeadline(deps, 0, ids.length);
+      return { retired: 0, failures: invalid.length };
+    }
     // Read after the candidates: a record naming one of them now was there before (a worker gone that
     // long is given nothing new; it would have to register, which the transaction sees).
     const state = await deps.ownership.read();

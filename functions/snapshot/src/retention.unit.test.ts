@@ -166,6 +166,17 @@ describe('retireOldWorkers', () => {
     expect(await retireOldWorkers(late, clock.now().getTime())).toEqual({ retired: 0, failures: 0 });
     expect(late.retired.candidates).toHaveBeenCalledOnce();
     expect(one).not.toHaveBeenCalled();
+    // A listing that ran into the deadline: no ownership read begun past it either.
+    let slowClock!: ManualClock;
+    const slow = deps(async () => {
+      slowClock.advance(10_000);
+      return ids;
+    });
+    slowClock = slow.deps.clock as ManualClock;
+    const slowDeadline = slowClock.now().getTime() + 10_000;
+    expect(await retireOldWorkers(slow.deps, slowDeadline)).toEqual({ retired: 0, failures: 0 });
+    expect(slow.read).not.toHaveBeenCalled();
+    expect(slow.remove).not.toHaveBeenCalled();
     // Begun early: every candidate.
     clock.set(now);
     expect(await retireOldWorkers(late, now.getTime() + 90_000)).toEqual({ retired: 4, failures: 0 });
