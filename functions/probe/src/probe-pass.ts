@@ -51,9 +51,9 @@ import {
 
 /**
  * How long the probe's credentials cache (wiring.ts) waits for Secret Manager before it answers with its
- * stale copy (docs/health.md § Credentials); with no copy, the check's own timeout bounds the read. The shortest check timeout allowed
- * (healthCheck.timeoutSeconds ≥ 1), well under the default 5 s: unbounded, AccessSecretVersion retries
- * UNAVAILABLE for up to 600 s, and every probe slot waited on it.
+ * stale copy (docs/health.md § Credentials): the shortest check timeout allowed (healthCheck.timeoutSeconds
+ * ≥ 1), well under the default 5 s. Unbounded, AccessSecretVersion retries UNAVAILABLE for up to 600 s, and
+ * every probe slot waited on it. A read with no copy: CREDENTIALS_MISS_DEADLINE_MS.
  */
 export const CREDENTIALS_READ_DEADLINE_MS = 1_000;
 
