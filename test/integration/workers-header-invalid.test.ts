@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testProjectId } from '../support/emulators.js';
 import {
+  ackedWorker,
   type ControlPlane,
   eventually,
   poolProxy,
@@ -20,15 +21,7 @@ let w: WorkerClient;
 beforeAll(async () => {
   plane = await startControlPlane({ projectId: testProjectId('demo-whi'), workerIds: ['gw-1'] });
   await plane.proxies.create(poolProxy('ap-0', 1));
-  w = plane.client('gw-1');
-  expect((await w.register()).status).toBe(200);
-  w.startPull();
-  await plane.tick();
-  await eventually(
-    () => w.current?.proxies.length === 1 && w.ackBound?.version === w.current.version,
-    45_000,
-    'the snapshot with the proxy ACKed',
-  );
+  w = await ackedWorker(plane, 'gw-1', 1);
   // No snapshot taken from here on: its ACK would read the broken header too, fail, and register again.
   await w.stopPull();
 }, 120_000);

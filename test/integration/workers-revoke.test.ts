@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testProjectId } from '../support/emulators.js';
 import {
+  ackedWorker,
   type ControlPlane,
   eventually,
   poolProxy,
@@ -19,15 +20,7 @@ let w: WorkerClient;
 beforeAll(async () => {
   plane = await startControlPlane({ projectId: testProjectId('demo-rv'), workerIds: ['gw-r'] });
   for (const [i, name] of ['rv-0', 'rv-1'].entries()) await plane.proxies.create(poolProxy(name, i + 1));
-  w = plane.client('gw-r');
-  expect((await w.register()).status).toBe(200);
-  w.startPull();
-  await plane.tick();
-  await eventually(
-    () => w.current?.proxies.length === 2 && w.ackBound?.version === w.current.version,
-    30_000,
-    'both proxies, ACKed',
-  );
+  w = await ackedWorker(plane, 'gw-r', 2, 30_000);
   expect((await w.report()).status).toBe(200);
 }, 120_000);
 

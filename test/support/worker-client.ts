@@ -341,6 +341,29 @@ export const FAST_SETTINGS: Record<string, string> = {
   SNAPSHOT_RESEND_AFTER_SECONDS: '3',
 };
 
+/**
+ * `workerId`'s client, registered and pulling, once a tick has given it `proxies` proxies in a snapshot it
+ * has ACKed.
+ */
+export async function ackedWorker(
+  plane: ControlPlane,
+  workerId: string,
+  proxies: number,
+  timeoutMs = 45_000,
+): Promise<WorkerClient> {
+  const w = plane.client(workerId);
+  const registered = await w.register();
+  if (registered.status !== 200) throw new Error(`${workerId} not registered: ${registered.status}`);
+  w.startPull();
+  await plane.tick();
+  await eventually(
+    () => w.current?.proxies.length === proxies && w.ackBound?.version === w.current.version,
+    timeoutMs,
+    `${workerId}: ${proxies} proxies, ACKed`,
+  );
+  return w;
+}
+
 export interface ControlPlane {
   apiUrl: string;
   projectId: string;

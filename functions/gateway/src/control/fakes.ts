@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import { GatewayWorker } from '../worker.js';
 import type { ControlAnswer, ControlClient } from './client.js';
 import type { FeedHandle, FeedMessage, FeedVerdict, SnapshotFeed } from './feed.js';
+import { ControllerSession, type SessionDeps } from './session.js';
 
 export type Method = 'register' | 'ack' | 'runtime' | 'outcomes' | 'latestSnapshot';
 export type Refusal = Extract<ControlAnswer<unknown>, { ok: false }>;
@@ -30,6 +31,20 @@ export const T0 = Date.UTC(2026, 0, 1);
 
 /** A worker for the session's tests: static credentials, no staleness limit, Date.now (the fake clock's);
  *  between two slices of a snapshot a microtask, which the fake clock's flush runs (a setImmediate it would not). */
+/** A session of worker WORKER (instance-1, zone local, no jitter, a microtask between snapshot slices). */
+export function testSession(
+  deps: Pick<SessionDeps, 'client' | 'feed' | 'log'> & Partial<SessionDeps>,
+): ControllerSession {
+  return new ControllerSession({
+    workerId: WORKER,
+    instanceId: 'instance-1',
+    zone: 'local',
+    random: () => 0,
+    pause: () => Promise.resolve(),
+    ...deps,
+  });
+}
+
 export function testWorker(log: Logger): GatewayWorker {
   return new GatewayWorker({
     credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),

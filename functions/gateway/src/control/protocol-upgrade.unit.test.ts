@@ -11,13 +11,11 @@ import {
   registration,
   snapshot,
   T0,
+  testSession,
   testWorker,
-  WORKER,
 } from './fakes.js';
 import { WORKER_PROTOCOL_VERSION } from './registration.js';
-import { ControllerSession } from './session.js';
 
-const microtask = () => Promise.resolve();
 const RETRY_MS = 600_000;
 
 /** A session against an API that speaks protocols 1 to `api.max` (changed by the test). */
@@ -31,22 +29,24 @@ function harness(api: { max: number }) {
     if (v > api.max) return refusal(400, 'unsupported_protocol_version');
     return { ok: true, body: registration(`session-v${v}`, { protocolVersion: v }) };
   };
-  const session = new ControllerSession({
+  const session = testSession({
     client,
     feed,
     log,
-    workerId: WORKER,
-    instanceId: 'instance-1',
-    zone: 'local',
-    random: () => 0,
     settings: { startWaitMs: 60_000, protocolUpgradeRetryMs: RETRY_MS },
-    pause: microtask,
   });
   const offered = () =>
     client
       .of('register')
       .map((c) => (c.body as { supportedProtocolVersion: number }).supportedProtocolVersion);
-  return { client, feed, worker, session, offered };
+  /** Started as startGateway starts it, and given its first snapshot. */
+  const start = async () => {
+    void session.source.start(worker).catch(() => {});
+    session.reporter.start(worker);
+    await vi.advanceTimersByTimeAsync(0);
+    await feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+  };
+  return { client, feed, worker, session, offered, start };
 }
 
 beforeEach(() => {
@@ -61,10 +61,7 @@ describe('protocol upgrade', () => {
     expect(WORKER_PROTOCOL_VERSION).toBe(5);
     const api = { max: 3 };
     const h = harness(api);
-    void h.session.source.start(h.worker).catch(() => {});
-    h.session.reporter.start(h.worker);
-    await vi.advanceTimersByTimeAsync(0);
-    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await h.start();
     expect(h.offered()).toEqual([5, 4, 3]);
     expect(h.session.session?.registration.protocolVersion).toBe(3);
     // The API is still at 3 at the first attempt: 5 and 4 refused, the session at 3 carries on.
@@ -91,10 +88,7 @@ describe('protocol upgrade', () => {
   it('an attempt whose call fails stops stepping down and tries the whole offer again later', async () => {
     const api = { max: 3 };
     const h = harness(api);
-    void h.session.source.start(h.worker).catch(() => {});
-    h.session.reporter.start(h.worker);
-    await vi.advanceTimersByTimeAsync(0);
-    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await h.start();
     api.max = 4;
     h.client.scripts.register.push(refusal(503));
     await vi.advanceTimersByTimeAsync(RETRY_MS);

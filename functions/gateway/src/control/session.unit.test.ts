@@ -15,14 +15,15 @@ import {
   SUBSCRIPTION,
   snapshot,
   T0,
+  testSession,
   testWorker,
   WORKER,
 } from './fakes.js';
-import { ControllerSession, type SessionSettings } from './session.js';
+import type { SessionSettings } from './session.js';
 
 const BACKOFF = { initialMs: 500, maxMs: 8_000 };
 /** Between two slices of a snapshot: a microtask, which the fake clock's flush runs (a real setImmediate it would not). */
-const microtask = () => Promise.resolve();
+const _microtask = () => Promise.resolve();
 
 /** The harness's next `method` call stays unanswered until the returned function answers it. */
 function held(
@@ -54,19 +55,15 @@ function harness(
   const log = jsonLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
   const worker = testWorker(log);
   const fatal: Error[] = [];
-  const session = new ControllerSession({
+  const session = testSession({
     client,
     feed,
     log,
-    workerId: WORKER,
-    instanceId: 'instance-1',
-    zone: 'local',
     random: () => o.random ?? 0,
     ...(o.now ? { now: o.now } : {}),
     ...(o.monotonicNow ? { monotonicNow: o.monotonicNow } : {}),
     settings: { backoff: BACKOFF, slowRetryMs: 20_000, startWaitMs: 60_000, ...o.settings },
     onFatal: (e) => fatal.push(e),
-    pause: microtask,
   });
   let started: Promise<void> | null = null;
   return {

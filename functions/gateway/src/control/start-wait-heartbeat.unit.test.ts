@@ -6,10 +6,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadGatewayConfig } from '../config.js';
 import { startGateway } from '../gateway.js';
 import { jsonLogger } from '../logger.js';
-import { FakeClient, FakeFeed, feedMessage, refusal, snapshot, T0, WORKER } from './fakes.js';
-import { ControllerSession } from './session.js';
+import { FakeClient, FakeFeed, feedMessage, refusal, snapshot, T0, testSession, WORKER } from './fakes.js';
 
-const microtask = () => Promise.resolve();
 const START_WAIT_MS = 120_000;
 const SESSION_TTL_MS = 30_000; // fakes.ts registration()
 
@@ -52,17 +50,7 @@ function startInWait() {
   const client = lapsingClient();
   const feed = new FakeFeed();
   const log = jsonLogger('error', () => {});
-  const session = new ControllerSession({
-    client,
-    feed,
-    log,
-    workerId: WORKER,
-    instanceId: 'instance-1',
-    zone: 'local',
-    random: () => 0,
-    settings: { startWaitMs: START_WAIT_MS },
-    pause: microtask,
-  });
+  const session = testSession({ client, feed, log, settings: { startWaitMs: START_WAIT_MS } });
   const cfg = loadGatewayConfig([], {
     GATEWAY_CLIENT_USERS: 'u:p',
     HOST: '127.0.0.1',

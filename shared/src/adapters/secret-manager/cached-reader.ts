@@ -57,11 +57,12 @@ export class CachedSecretReader implements SecretReader {
       this.entries.set(key, hit);
       return hit.value;
     }
-    const staleFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
+    // A copy within stale-if-error may answer a transient failure (a read past its deadline is one).
+    const stale =
+      hit !== undefined && now - hit.fetchedAt < this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
     try {
       const loading = this.load(key, ref);
-      const copy = hit !== undefined && now - hit.fetchedAt < staleFor;
-      const ms = copy ? this.opts.readDeadlineMs : (this.opts.missDeadlineMs ?? this.opts.readDeadlineMs);
+      const ms = stale ? this.opts.readDeadlineMs : (this.opts.missDeadlineMs ?? this.opts.readDeadlineMs);
       return await (ms === undefined
         ? loading
         : withDeadline(
@@ -71,8 +72,7 @@ export class CachedSecretReader implements SecretReader {
           ));
     } catch (err) {
       const retryable = err instanceof SecretAccessError && err.retryable;
-      if (hit && retryable && now - hit.fetchedAt < staleFor && this.entries.get(key) === hit)
-        return hit.value;
+      if (stale && retryable && this.entries.get(key) === hit) return hit.value;
       throw err;
     }
   }
