@@ -361,6 +361,10 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
       items: { enum: ['http', 'socks5'] },
       description: expect.stringContaining('socks5'),
     });
+    // `{}` asks for http alone: the route's text says so, not "any proxy" (what client generators read).
+    const described = body.paths['/v1/leases'].post.description;
+    expect(described).toContain('`{}` leases any HTTP proxy');
+    expect(described).toContain('`protocols` names `socks5`');
   });
 });
 

@@ -64,7 +64,7 @@ const acquire = createRoute({
   tags: ['leases'],
   summary: 'Lease a proxy',
   description:
-    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name; a proxy whose health verdict is SUSPECT (Healthy with reason ProbeSuspect or PassiveSuspect) only when no other has room. `{}` leases any proxy for 300 s.',
+    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name; a proxy whose health verdict is SUSPECT (Healthy with reason ProbeSuspect or PassiveSuspect) only when no other has room. `{}` leases any HTTP proxy for 300 s: SOCKS5 proxies only when `protocols` names `socks5`, never a cordoned proxy or one a gateway holds.',
   security,
   middleware: [noQuery(), jsonBody()] as const,
   request: {
