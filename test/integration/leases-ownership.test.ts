@@ -7,6 +7,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { loadApiConfig } from '../../functions/api/src/config.js';
+import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
 import { type Wired, wireApi } from '../../functions/api/src/wiring.js';
 import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
@@ -35,17 +36,24 @@ function fleetProxy(name: string, gatewayPool: boolean): ProxyResource {
   return { ...p, spec: { ...p.spec, gatewayPool } };
 }
 
-async function call(method: string, path: string, body?: unknown, token = CRAWLER) {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = CRAWLER,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${server.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 /** A proxy of the fleet as the planner asks about it: its name and uid (all share proxy()'s). */
 const instance = (name: string) => ({ name, uid: proxy(name).uid });
@@ -194,5 +202,73 @@ describe('leases beside the gateway', () => {
       10_000,
       'pool-c to be refused again',
     );
+  });
+});
+
+describe('a keyed acquire retried while the ownership view re-subscribes', () => {
+  // The API's ownership listener broke and is re-subscribing: whether a reclaimed pool proxy is still
+  // reclaimed and unowned is unknown, not known to be withdrawn. The emulator cannot break one listener, so
+  // the view is put in the state its listener's onError leaves it in (ownership-gate.ts), as
+  // leases-api.test.ts does for renewals.
+  const breakView = (broken: boolean) => {
+    const { gate } = wired.deps.leases as LeaseApiRuntime;
+    (gate as unknown as { current: { ownership: boolean } }).current.ownership = !broken;
+  };
+  const keyed = (key: string) =>
+    call('POST', '/v1/leases', { selector: { id: 'pool-e' }, ttlSeconds: 60 }, CRAWLER, {
+      'idempotency-key': key,
+    });
+  const renew = (id: string) => call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 60 });
+  /** The retry while the view is broken: 503 to retry, the view restored whatever it answers. */
+  async function retriedWhileBroken(key: string) {
+    breakView(true);
+    try {
+      return await keyed(key);
+    } finally {
+      breakView(false);
+    }
+  }
+
+  beforeAll(async () => {
+    // pool-e, the only proxy its selector matches: owned by a worker, reclaimed, then drained.
+    await writeFleet(db, [fleetProxy('pool-e', true)]);
+    await commitOwnership([own('pool-e', 'gw-2')]);
+    expect((await call('POST', '/v1/gateway/reclaims/pool-e', { ttlSeconds: 600 }, ADMIN)).status).toBe(201);
+    await commitOwnership([clear('pool-e')]);
+    await eventually(
+      async () => {
+        const r = await call('GET', '/v1/proxies?leasable=true');
+        return r.body.proxies.some((p: { name: string }) => p.name === 'pool-e');
+      },
+      10_000,
+      'the reclaimed, drained pool-e to be leasable',
+    );
+  });
+
+  it('a lost answer retried meanwhile is 503, its lease kept; the next retry replays it', async () => {
+    const first = await keyed('lost-answer-1');
+    expect(first).toMatchObject({ status: 201, body: { proxy: { name: 'pool-e' } } });
+    // A retry of an answer that was lost: the grant is more than the replicas' clock margin older.
+    await new Promise((r) => setTimeout(r, 1_200));
+    const refused = await retriedWhileBroken('lost-answer-1');
+    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Not given back: it renews, and the retry after the 503 answers with it.
+    expect((await renew(first.body.leaseId)).status).toBe(200);
+    const again = await keyed('lost-answer-1');
+    expect(again).toMatchObject({ status: 201, body: { leaseId: first.body.leaseId } });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('once a replay has answered with the lease, a retry meanwhile is 503, not idempotency_key_spent', async () => {
+    const first = await keyed('replayed-1');
+    expect(first).toMatchObject({ status: 201, body: { proxy: { name: 'pool-e' } } });
+    const replayed = await keyed('replayed-1');
+    expect(replayed).toMatchObject({ status: 201, body: { leaseId: first.body.leaseId } });
+    const refused = await retriedWhileBroken('replayed-1');
+    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await keyed('replayed-1')).toMatchObject({ status: 201, body: { leaseId: first.body.leaseId } });
+    expect((await renew(first.body.leaseId)).status).toBe(200);
   });
 });

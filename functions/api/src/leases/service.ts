@@ -186,6 +186,9 @@ export class LeaseService {
             if ((await store.findKey(recordId))?.leaseId !== replay.leaseId) continue;
             return { kind: 'key_spent' };
           }
+          // Its pool proxy refused only by a view that is re-subscribing: not known to be withdrawn, so
+          // neither given back nor the key spent — 503, as its renewal gets; the retry replays it.
+          if (err instanceof GateUnknown) throw gateUnknownError(err.proxy);
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
           // back with its record, and acquire under the key as that request would have gone on to do.
@@ -312,6 +315,8 @@ export class LeaseService {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
+              // So too when the gateway's view is only re-subscribing (GateUnknown): a 503 now would leave
+              // a committed lease nobody was told of.
               if (!(await giveBack())) return { kind: 'key_taken' };
               if (++withdrawals >= WITHDRAWN_ROUNDS) return this.afterWithdrawals(req, target);
               continue;
@@ -457,11 +462,16 @@ export class LeaseService {
       return 'withdrawn';
     if (isCordoned(proxy)) return 'cordoned';
     if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return null;
-    if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return 'withdrawn';
-    throw new LeaseStoreError(
-      'not_ready',
-      `the gateway ownership view is re-subscribing: whether ${lease.proxy} is still reclaimed is not known`,
-    );
+    if (!this.gateUnsure(proxy) || lease.expiresAt.getTime() <= clock.now().getTime()) return 'withdrawn';
+    throw gateUnknownError(lease.proxy);
+  }
+
+  /**
+   * Whether the gate's refusal of this proxy says only that its view is re-subscribing (a pool proxy fails
+   * closed meanwhile: ownership-gate.ts) — not that the gateway holds it. Asked once the gate has refused.
+   */
+  private gateUnsure(proxy: ProxyResource): boolean {
+    return proxy.spec.gatewayPool && !this.deps.gate.following();
   }
 
   async release(id: string): Promise<void> {
@@ -521,6 +531,7 @@ export class LeaseService {
    * Firestore. A cordon is not asked about
    * here: it stops selection, and a grant committed is a lease like one made a moment before it, which
    * runs to its expiry (docs/leases.md § Cordon) — whether this answer or a replay of it goes out.
+   * Refused only by a gate whose view is re-subscribing: GateUnknown (a ProxyWithdrawn to a new grant).
    */
   private handedOut(lease: Lease, protocols: readonly ProxyProtocol[]): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
@@ -528,10 +539,11 @@ export class LeaseService {
       !listed ||
       !renewsOn(lease, listed) ||
       !isLeasable(listed) ||
-      !this.deps.gate.leasable(listed) ||
       !protocols.includes(proxyProtocol(listed))
     )
       throw new ProxyWithdrawn(lease.proxy);
+    if (!this.deps.gate.leasable(listed))
+      throw this.gateUnsure(listed) ? new GateUnknown(lease.proxy) : new ProxyWithdrawn(lease.proxy);
     return listed;
   }
 
@@ -592,6 +604,24 @@ class ProxyWithdrawn extends Error {
     this.name = 'ProxyWithdrawn';
   }
 }
+
+/**
+ * The gate refused the lease's pool proxy only because its view is re-subscribing (handedOut): a new grant
+ * gives it back like any withdrawn one (nobody was told of it); a replay answers 503 and keeps it.
+ */
+class GateUnknown extends ProxyWithdrawn {
+  constructor(proxy: string) {
+    super(proxy);
+    this.name = 'GateUnknown';
+  }
+}
+
+/** 503 to retry (not_ready): whether the pool proxy is still reclaimed and unowned is not known now. */
+const gateUnknownError = (proxy: string) =>
+  new LeaseStoreError(
+    'not_ready',
+    `the gateway ownership view is re-subscribing: whether ${proxy} is still reclaimed is not known`,
+  );
 
 /** The granted lease has too little of its time left once its answer is ready (grantBody). */
 class GrantOutlived extends Error {
