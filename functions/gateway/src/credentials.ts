@@ -45,14 +45,22 @@ export const CREDENTIAL_RESOLVE_TIMEOUT_MS = 10_000;
 class ResolveTimeout extends Error {}
 
 /**
- * Caches resolved values. Pinned versions never change, so they are kept while snapshots name them;
- * "latest" is re-resolved once older than ttlMs, and a failed refresh keeps the last good value (a Secret
- * Manager blip must not take a working proxy out of rotation). What the snapshot just resolved no longer
- * names is forgotten: a managed proxy's entry names the version its VM serves, so each rotation moves the
- * fleet to a new pinned reference, and the old (perhaps revoked) passwords must not stay for good.
+ * Caches resolved values — the gateway's one credential cache (the CachedSecretReader below it only
+ * shares concurrent reads, control/secret-credentials.ts). Pinned versions never change, so they are kept
+ * while snapshots name them; "latest" is re-resolved once older than ttlMs, and a failed refresh keeps the
+ * last good value (a Secret Manager blip must not take a working proxy out of rotation). What the snapshot
+ * just resolved no longer names is forgotten: a managed proxy's entry names the version its VM serves, so
+ * each rotation moves the fleet to a new pinned reference, and the old (perhaps revoked) passwords must not
+ * stay for good. Named again, it is read afresh: nothing below keeps a copy to answer with.
  */
 export class CredentialCache {
-  private readonly entries = new Map<string, { value: UpstreamCredentials; atMs: number }>();
+  private readonly entries = new Map<string, { value: UpstreamCredentials; atMs: number; read: number }>();
+  /** The keys the latest resolveAll named: a read landing past its bound is kept only for one of these. */
+  private named = new Set<string>();
+  /** Reads begun, numbered: an answer never replaces one from a read begun after it. */
+  private reads = 0;
+  /** Reads begun before the last clear() keep nothing. */
+  private clearedAt = 0;
 
   constructor(
     private readonly resolver: CredentialResolver,
@@ -65,10 +73,12 @@ export class CredentialCache {
   /** Forgets every cached value: the next snapshot resolves afresh (a reloaded snapshot file). */
   clear(): void {
     this.entries.clear();
+    this.clearedAt = this.reads;
   }
 
   async resolveAll(refs: readonly SecretRef[]): Promise<Map<string, UpstreamCredentials | CredentialError>> {
     const unique = new Map(refs.map((r) => [refKey(r), r]));
+    this.named = new Set(unique.keys());
     const out = new Map<string, UpstreamCredentials | CredentialError>();
     await Promise.all(
       [...unique].map(async ([key, ref]) => {
@@ -79,23 +89,39 @@ export class CredentialCache {
           out.set(key, cached.value);
           return;
         }
+        const read = ++this.reads;
+        let reading: Promise<UpstreamCredentials> | undefined;
         try {
           const ms = this.timeoutMs;
-          // The read itself goes on past the bound; its answer is cached for the next snapshot.
+          reading = this.resolver.resolve(ref);
           const value = await withDeadline(
-            this.resolver.resolve(ref),
+            reading,
             ms,
             () => new ResolveTimeout(`no answer within ${ms} ms`),
           );
-          this.entries.set(key, { value, atMs: this.now() });
+          this.keep(key, value, read);
           out.set(key, value);
         } catch (cause) {
+          // The read itself goes on past the bound; its answer is kept for the next snapshot, if the
+          // latest one still names the reference when it lands.
+          if (cause instanceof ResolveTimeout)
+            reading?.then(
+              (value) => {
+                if (this.named.has(key)) this.keep(key, value, read);
+              },
+              () => {},
+            );
           out.set(key, cached ? cached.value : new CredentialError(ref, { cause }));
         }
       }),
     );
     for (const key of [...this.entries.keys()]) if (!unique.has(key)) this.entries.delete(key);
     return out;
+  }
+
+  private keep(key: string, value: UpstreamCredentials, read: number): void {
+    if (read <= this.clearedAt || (this.entries.get(key)?.read ?? 0) > read) return;
+    this.entries.set(key, { value, atMs: this.now(), read });
   }
 }
 

@@ -72,4 +72,42 @@ describe('CredentialCache', () => {
       vi.useRealTimers();
     }
   });
+  it('an answer that lands past the bound is kept for the next snapshot that names it, and only then', async () => {
+    // The read goes on past CREDENTIAL_RESOLVE_TIMEOUT_MS (docs/gateway.md § Apply: "its answer is
+    // cached"). It was kept by the CachedSecretReader below; that one keeps nothing past a read now, so
+    // without this a secret that always answers in 12 s was never used, each snapshot reading it again.
+    vi.useFakeTimers();
+    try {
+      const pending = new Map<string, (v: { username: string; password: string }) => void>();
+      const calls = new Map<string, number>();
+      const resolver: CredentialResolver = {
+        resolve: (ref) => {
+          calls.set(refKey(ref), (calls.get(refKey(ref)) ?? 0) + 1);
+          return new Promise((resolve) => pending.set(refKey(ref), resolve));
+        },
+      };
+      const cache = new CredentialCache(resolver, 60_000, () => 0, 10_000);
+      const first = cache.resolveAll([
+        { secret: 'a', version: 'latest' },
+        { secret: 'b', version: '1' },
+      ]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect((await first).get('a@latest')).toBeInstanceOf(CredentialError);
+      pending.get('a@latest')?.({ username: 'u', password: 'late-a' });
+      await vi.advanceTimersByTimeAsync(0);
+      const second = cache.resolveAll([{ secret: 'a', version: 'latest' }]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect((await second).get('a@latest')).toEqual({ username: 'u', password: 'late-a' });
+      expect(calls.get('a@latest')).toBe(1);
+      // b@1 is no longer named when its answer lands: not kept, read again when named again.
+      pending.get('b@1')?.({ username: 'u', password: 'late-b' });
+      await vi.advanceTimersByTimeAsync(0);
+      const third = cache.resolveAll([{ secret: 'b', version: '1' }]);
+      pending.get('b@1')?.({ username: 'u', password: 'b-now' });
+      expect((await third).get('b@1')).toEqual({ username: 'u', password: 'b-now' });
+      expect(calls.get('b@1')).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

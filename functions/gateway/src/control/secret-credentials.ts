@@ -1,16 +1,17 @@
 // Upstream credentials from Secret Manager (the CredentialResolver the worker calls while it builds a
 // snapshot, before the swap — never on the hot path). The plane's SecretReader adapter over the real
-// client, behind a CachedSecretReader so that concurrent misses share one call and a transient failure may
-// serve the last value a little longer; the worker's CredentialCache above it keeps the last good value
-// of "latest" across a failed refresh. The payload is the plane's one credentials format, read by the
-// plane's one parser (parseProxyCredentials: `username:password`, trailing newlines ignored): the proxy
-// VMs accept exactly that, so the gateway must not authenticate with anything else.
+// client, behind a CachedSecretReader that only shares concurrent reads of one reference (no copy of its
+// answers past the read); the worker's CredentialCache above it is the one cache: the TTL of "latest", the
+// last good value across a failed refresh, nothing kept for a reference the snapshot no longer names. The
+// payload is the plane's one credentials format, read by the plane's one parser (parseProxyCredentials:
+// `username:password`, trailing newlines ignored): the proxy VMs accept exactly that, so the gateway must
+// not authenticate with anything else.
 import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../../shared/src/adapters/secret-manager/reader.js';
 import { parseProxyCredentials } from '../../../../shared/src/domain/cloud-init/credentials.js';
 import type { SecretRef } from '../../../../shared/src/domain/proxy.js';
-import { systemClock } from '../../../../shared/src/ports/clock.js';
+import { type Clock, systemClock } from '../../../../shared/src/ports/clock.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
 import { CredentialError, type CredentialResolver, type UpstreamCredentials } from '../credentials.js';
 
@@ -31,17 +32,29 @@ export class SecretCredentialResolver implements CredentialResolver {
   }
 }
 
+/**
+ * The resolver the gateway reads credentials through, over any SecretReader (the tests pass a fake one).
+ * The worker's CredentialCache is the one freshness layer: no copy the CachedSecretReader here holds
+ * answers past its read (ttlMs 0, no stale-if-error); it only shares concurrent reads of one reference —
+ * a snapshot taken while the previous one's read, past CREDENTIAL_RESOLVE_TIMEOUT_MS, still runs joins it.
+ * With a TTL and a stale copy of its own (both the gateway TTL), a reference CredentialCache had forgotten
+ * (no longer named) and then saw named again was answered from that copy, up to a TTL old, and stamped as
+ * read then: a rotated `latest` went on with the old password for up to twice
+ * GATEWAY_CREDENTIALS_TTL_SECONDS, and a pinned version disabled meanwhile was served instead of refused.
+ */
+export function secretCredentials(
+  reader: SecretReader,
+  clock: Clock = systemClock,
+): SecretCredentialResolver {
+  return new SecretCredentialResolver(new CachedSecretReader(reader, { ttlMs: 0, clock }));
+}
+
 export function secretManagerCredentials(o: {
   projectId: string;
   emulatorHost: string | undefined;
-  ttlMs: number;
+  /** Unused: the TTL is CredentialCache's alone (see secretCredentials). */
+  ttlMs?: number;
 }): SecretCredentialResolver {
   const client = createSecretManagerClient(o.emulatorHost);
-  const cached = new CachedSecretReader(new SecretManagerSecretReader(client, o.projectId), {
-    ttlMs: o.ttlMs,
-    clock: systemClock,
-    maxEntries: 50_000,
-    staleIfErrorMs: o.ttlMs,
-  });
-  return new SecretCredentialResolver(cached);
+  return secretCredentials(new SecretManagerSecretReader(client, o.projectId));
 }

@@ -1,7 +1,8 @@
-// A small TTL cache in front of any SecretReader, for hot paths (the gateway resolving upstream
-// credentials) that must not call Secret Manager per request. Concurrent misses share one fetch; failures
-// are never cached; with staleIfErrorMs a transient failure may serve the last value a little longer,
-// so a Secret Manager blip does not take the data path down. Values live only in memory and are never logged.
+// A small TTL cache in front of any SecretReader, for readers that must not call Secret Manager per use
+// (the lease service, the probe; the gateway, whose CredentialCache is its cache, sets ttlMs 0 and keeps
+// only the sharing of concurrent reads). Concurrent misses share one fetch; failures are never cached;
+// with staleIfErrorMs a transient failure may serve the last value a little longer, so a Secret Manager
+// blip does not take the data path down. Values live only in memory and are never logged.
 import type { SecretRef } from '../../domain/proxy.js';
 import type { Clock } from '../../ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../ports/secrets.js';
@@ -77,7 +78,7 @@ export class CachedSecretReader implements SecretReader {
     }
   }
 
-  /** Forgets one secret (every version reference to it), e.g. on its SECRET_VERSION_ADD notification; or all. */
+  /** Forgets one secret (every version reference to it), or all. Nothing in production calls it today. */
   invalidate(secret?: string): void {
     this.generation += 1;
     for (const map of [this.entries, this.inflight] as Array<Map<string, unknown>>) {
