@@ -91,8 +91,12 @@ export async function handleReconcile(
   // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it. So
   // does a new version of a secret it names: the cloud-init it boots from (`secretRef`: its digest is in the
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
-  // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
-  let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
+  // Once: for this delivery's passes, which are that one attempt — a re-run after a lost write, and a pass
+  // chained by RequeueNow (the adopt arm records a hash and asks again at once, the status still latched:
+  // the next pass is the one that decides on the instance). It cannot run twice: every arm that records
+  // PermanentError asks for no requeue (failure.ts, cloud-init-error.ts, provider-missing), so a pass that
+  // latches again ends the delivery, and the next request meets the latch.
+  const retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
   const mayStart = (pass: number) => pass === 1 || budgetLeft() > 0;
@@ -121,7 +125,6 @@ export async function handleReconcile(
       await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
       throw err;
     }
-    if (last.kind !== 'conflict') retryLatched = false;
     if (last.created) created.set(last.created.uid, last.created);
     if (last.kind === 'conflict' && last.created) unrecorded.set(last.created.uid, last.created);
     else if (last.kind === 'written' || last.kind === 'unchanged') unrecorded.delete(last.proxy.uid);

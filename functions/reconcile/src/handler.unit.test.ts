@@ -348,6 +348,46 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
   });
 
+  // The write that would record the manual attempt's VM throws (Firestore unavailable): recordBeforeRetry
+  // names it over the latched status, its hash unknown. The redelivery's adopt pass records the hash and
+  // asks to run again at once; that next pass is still the manual attempt, or the latch it carried over
+  // left the VM running, Failed, with nothing due.
+  it('a manual attempt whose status write throws is finished by its redelivery past the latch: the VM is provisioned', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    expect((await t.doc())!.status.phase).toBe('Failed');
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async () => {
+      t.store.writeStatus = realWrite; // one blip: the manual pass's own write
+      throw new StoreError('unavailable', 'blip');
+    };
+    await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
+    const [providerId] = [...t.provider.instances.keys()];
+    // Recorded before the retry, over the latch: still Failed until a pass past it decides.
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
+    await t.run('p1', 'manual'); // the redelivery
+    let status = (await t.doc())!.status;
+    expect(status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect(status.nextReconcileAt).not.toBeNull();
+    expect(t.provider.callsOf('create')).toBe(2);
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'requeue');
+    expect((await t.doc())!.status.phase).toBe('Provisioned');
+    // The latch still holds past that attempt: the VM gone and its re-create refused for good (a pass
+    // chained by RequeueNow, instance-missing → create) latches it again, and plain requests leave it be.
+    t.provider.instances.delete(providerId!);
+    t.provider.failNext('create', 'permanent');
+    t.clock.advance(iv.DriftPoll);
+    await t.run('p1', 'requeue');
+    status = (await t.doc())!.status;
+    expect(status).toMatchObject({ phase: 'Failed', nextReconcileAt: null });
+    expect(t.provider.callsOf('create')).toBe(3);
+    await t.run('p1', 'requeue');
+    expect(t.provider.callsOf('create')).toBe(3);
+  });
+
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
     await create();
     // The pass ran long (a slow Compute API) and lost its write.

@@ -204,8 +204,11 @@ async function handOffLate(
  * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
- * instance, its phase derived again (Provisioning, or Deleting) and due now. Best effort: if this fails
- * too, the redelivery's create (a 409) or the GC is what is left. Returns the uid the document holds as read
+ * instance, its phase derived again from the conditions it keeps and due now: Provisioning, or Deleting —
+ * or Failed, when a manual attempt past the latch created it (PermanentError is kept: the redelivery of that
+ * request goes past the latch again and decides on the instance, handler.ts retryLatched; a plain request
+ * meets the latch). Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is
+ * left. Returns the uid the document holds as read
  * (null: no document) for dropSuperseded, undefined when it was not read (nothing unrecorded: every instance
  * the delivery created is in a status) or could not be.
  */
