@@ -46,6 +46,15 @@ export interface AbsoluteFetch {
 
 const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
 
+/**
+ * A GET or HEAD in any case: Node sends the method upper-cased, so a "get" is a GET on the wire. Asked only
+ * once a request has failed, so a successful fetch pays nothing for the case.
+ */
+function isGetOrHead(method: string): boolean {
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD';
+}
+
 /** A fetch refused by the drain's cut (the gateway's own shutdown): counted against no proxy. */
 export const SHUTTING_DOWN = 'shutting_down';
 
@@ -57,7 +66,6 @@ export function fetchAbsolute(
   const headers = u.auth.authorization
     ? { ...f.headers, 'proxy-authorization': u.auth.authorization }
     : f.headers;
-  const idempotent = !f.body && (f.method === 'GET' || f.method === 'HEAD');
   return new Promise((resolve, reject) => {
     /** The caller was told the request has a connection (once, even across a retry). */
     let connected = false;
@@ -145,7 +153,7 @@ export function fetchAbsolute(
           settle({ ok: false, stage: 'DIAL', status: 503, code: SHUTTING_DOWN });
           return;
         }
-        if (r.reusedSocket && !retried && idempotent && RETRYABLE.has(err.code ?? '')) {
+        if (r.reusedSocket && !retried && !f.body && isGetOrHead(f.method) && RETRYABLE.has(err.code ?? '')) {
           // A pooled connection the upstream had closed, and nothing came back: once more on a new one.
           pool.dropIdle(u.host, u.port);
           req = send(pool.fresh, true);

@@ -82,3 +82,57 @@ describe('fetchAbsolute to an upstream whose connect never completes', () => {
     agent.destroy();
   });
 });
+
+describe('fetchAbsolute on a pooled connection the upstream dropped', () => {
+  // Answers the first request on a connection and keeps it alive; destroys it at the second, unanswered.
+  let connections = 0;
+  const upstream = net.createServer((s) => {
+    connections++;
+    let served = 0;
+    s.on('error', () => {});
+    s.on('data', () => {
+      if (served++ === 0) s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      else s.destroy();
+    });
+  });
+  let port = 0;
+
+  beforeAll(async () => {
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    port = (upstream.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((r) => upstream.close(r));
+  });
+
+  it('retries a lowercase "get" (a GET on the wire) once, on one fresh connection: 200', async () => {
+    // A case-sensitive check left "get" unretried: 502 target_failed, blamed on a healthy proxy.
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
+    const fetch = () =>
+      fetchAbsolute(upstreamAt('127.0.0.1', port), pool, {
+        ...GET_TARGET,
+        method: 'get',
+        timeoutMs: 5_000,
+        onConnected: () => {},
+      });
+    try {
+      const first = await fetch();
+      if (!first.ok) throw new Error(`first fetch failed: ${first.status} ${first.code}`);
+      first.response.resume();
+      await new Promise((r) => first.response.once('end', r));
+      first.done();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(pool.idleCount()).toBe(1);
+      const second = await fetch();
+      expect(second).toMatchObject({ ok: true });
+      if (!second.ok) return;
+      expect(second.response.statusCode).toBe(200);
+      second.response.resume();
+      second.done();
+      expect(connections).toBe(2);
+    } finally {
+      pool.destroy();
+    }
+  });
+});

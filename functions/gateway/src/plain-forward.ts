@@ -65,6 +65,12 @@ const FWD = Symbol('plain-forward');
 type Tagged<T> = T & { [FWD]?: PlainForward };
 const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
 
+/** A GET or HEAD in any case ("get" goes out as GET): asked only on the failure path, never per request. */
+function isGetOrHead(method: string): boolean {
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD';
+}
+
 export class PlainForward {
   private req: Tagged<ClientRequest> | null = null;
   private res: Tagged<IncomingMessage> | null = null;
@@ -254,7 +260,7 @@ export class PlainForward {
       req.reusedSocket &&
       !this.retried &&
       this.r.bodyLength === 0 &&
-      (this.r.method === 'GET' || this.r.method === 'HEAD') &&
+      isGetOrHead(this.r.method) &&
       RETRYABLE.has(code)
     ) {
       // The pooled connection was closed under us and nothing came back: the upstream never took the

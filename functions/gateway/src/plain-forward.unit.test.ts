@@ -187,6 +187,68 @@ describe('PlainForward: the retry after a pooled connection was dropped', () => 
     await new Promise((r) => upstream.close(r));
   });
 
+  it('a lowercase "get" is retried too: it goes out as GET, so one fresh connection answers it 200', async () => {
+    // Node upper-cases the method on the wire; a case-sensitive check left "get" unretried, a 502
+    // target_failed blamed on a healthy proxy.
+    let connections = 0;
+    const count = () => connections++;
+    upstream.on('connection', count);
+    const sink = net.createServer((s) => {
+      s.on('error', () => {});
+      s.resume();
+    });
+    const sinkPort = await listen(sink);
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
+    const clients: net.Socket[] = [];
+    const forward = async (): Promise<number> => {
+      const c = net.connect({ port: sinkPort, host: '127.0.0.1' });
+      clients.push(c);
+      await new Promise((r) => c.once('connect', r));
+      let status = 0;
+      await new Promise<void>((resolve, reject) => {
+        new PlainForward(
+          {
+            client: c,
+            forwardConnected: () => {},
+            forwardFailed: (stage, st, code) => reject(new Error(`${stage} ${st} ${code}`)),
+            forwardResponse: (st) => {
+              status = st;
+              return true;
+            },
+            forwardDone: resolve,
+            forwardBroken: () => reject(new Error('broken')),
+            bodyDrained: () => {},
+          },
+          pool,
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'get',
+            url: 'http://target.test/',
+            headers: ['host', 'target.test'],
+            authorization: '',
+            bodyLength: 0,
+            clientHttp11: true,
+          },
+        ).start();
+      });
+      return status;
+    };
+    try {
+      expect(await forward()).toBe(200);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(pool.idleCount()).toBe(1);
+      // Rides the pooled connection, which the upstream drops unanswered: retried on a new one.
+      expect(await forward()).toBe(200);
+      expect(connections).toBe(2);
+    } finally {
+      upstream.off('connection', count);
+      for (const c of clients) c.destroy();
+      pool.destroy();
+      await new Promise((r) => sink.close(r));
+    }
+  });
+
   it('a fresh dial that never connects ends at dialTimeoutMs: DIAL 504 upstream_timeout', async () => {
     const pooled = new http.Agent({ keepAlive: true, maxSockets: 1 });
     // A stopped VM drops SYNs: the fresh connection waits for ever (here on a look-up that never answers).
