@@ -251,7 +251,10 @@ describe('a keyed acquire retried while the ownership view re-subscribes', () =>
     // A retry of an answer that was lost: the grant is more than the replicas' clock margin older.
     await new Promise((r) => setTimeout(r, 1_200));
     const refused = await retriedWhileBroken('lost-answer-1');
-    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(refused).toMatchObject({
+      status: 503,
+      body: { error: 'unavailable', message: 'lease store not_ready; retry' },
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // Not given back: it renews, and the retry after the 503 answers with it.
     expect((await renew(first.body.leaseId)).status).toBe(200);
@@ -266,9 +269,51 @@ describe('a keyed acquire retried while the ownership view re-subscribes', () =>
     const replayed = await keyed('replayed-1');
     expect(replayed).toMatchObject({ status: 201, body: { leaseId: first.body.leaseId } });
     const refused = await retriedWhileBroken('replayed-1');
-    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(refused).toMatchObject({
+      status: 503,
+      body: { error: 'unavailable', message: 'lease store not_ready; retry' },
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await keyed('replayed-1')).toMatchObject({ status: 201, body: { leaseId: first.body.leaseId } });
     expect((await renew(first.body.leaseId)).status).toBe(200);
+  });
+
+  it('a proxy that moved to another address is withdrawn meanwhile, as its renewal is: not a 503', async () => {
+    // pool-f, as pool-e: its own capacity, so pool-e's leases above do not fill it.
+    const f = fleetProxy('pool-f', true);
+    await writeFleet(db, [f]);
+    await commitOwnership([own('pool-f', 'gw-2')]);
+    expect((await call('POST', '/v1/gateway/reclaims/pool-f', { ttlSeconds: 600 }, ADMIN)).status).toBe(201);
+    await commitOwnership([clear('pool-f')]);
+    await eventually(
+      async () =>
+        (await call('GET', '/v1/proxies?leasable=true')).body.proxies.some(
+          (p: { name: string }) => p.name === 'pool-f',
+        ),
+      10_000,
+      'pool-f leasable',
+    );
+    const key = { 'idempotency-key': 'moved-1' };
+    const acquire = () =>
+      call('POST', '/v1/leases', { selector: { id: 'pool-f' }, ttlSeconds: 60 }, CRAWLER, key);
+    const first = await acquire();
+    expect(first).toMatchObject({ status: 201, body: { proxy: { name: 'pool-f' } } });
+    expect((await acquire()).status).toBe(201); // replayed: the key is spent should it be withdrawn
+    if (f.spec.mode !== 'external') throw new Error('fleetProxy is external');
+    const port = f.spec.endpoint.port + 1;
+    await writeFleet(db, [{ ...f, spec: { ...f.spec, endpoint: { ...f.spec.endpoint, port } } }]);
+    // The catalog has the new address once the lease's renewal is refused for it (listensElsewhere).
+    await eventually(
+      async () => (await renew(first.body.leaseId)).status === 409,
+      10_000,
+      'pool-f at its new port',
+    );
+    breakView(true);
+    try {
+      expect((await renew(first.body.leaseId)).body).toMatchObject({ error: 'proxy_withdrawn' });
+      expect(await acquire()).toMatchObject({ status: 409, body: { error: 'idempotency_key_spent' } });
+    } finally {
+      breakView(false);
+    }
   });
 });

@@ -531,6 +531,7 @@ export class LeaseService {
    * Firestore. A cordon is not asked about
    * here: it stops selection, and a grant committed is a lease like one made a moment before it, which
    * runs to its expiry (docs/leases.md § Cordon) — whether this answer or a replay of it goes out.
+   * Nor listening at another address than the lease records (renewable asks the same, before the gate).
    * Refused only by a gate whose view is re-subscribing: GateUnknown (a ProxyWithdrawn to a new grant).
    */
   private handedOut(lease: Lease, protocols: readonly ProxyProtocol[]): ProxyResource {
@@ -539,9 +540,11 @@ export class LeaseService {
       !listed ||
       !renewsOn(lease, listed) ||
       !isLeasable(listed) ||
+      listensElsewhere(lease.endpoint, listed) ||
       !protocols.includes(proxyProtocol(listed))
     )
       throw new ProxyWithdrawn(lease.proxy);
+    // Asked last: every refusal the catalog alone decides is known, whatever the view's state.
     if (!this.deps.gate.leasable(listed))
       throw this.gateUnsure(listed) ? new GateUnknown(lease.proxy) : new ProxyWithdrawn(lease.proxy);
     return listed;
