@@ -93,9 +93,11 @@ export async function handleReconcile(
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
   // Once: for this delivery's passes, which are that one attempt — a re-run after a lost write, and a pass
   // chained by RequeueNow (the adopt arm records a hash and asks again at once, the status still latched:
-  // the next pass is the one that decides on the instance). It cannot run twice: every arm that records
-  // PermanentError asks for no requeue (failure.ts, cloud-init-error.ts, provider-missing), so a pass that
-  // latches again ends the delivery, and the next request meets the latch.
+  // the next pass is the one that decides on the instance). A latch over an instance recorded with its hash
+  // unknown is one recorded after it (the provider, a cloud-init failing for good), or one recordBeforeRetry
+  // kept over the VM it named before it cleared the latch (documents written then). It cannot run twice:
+  // every arm that records PermanentError asks for no requeue (failure.ts, cloud-init-error.ts,
+  // provider-missing), so a pass that latches again ends the delivery, and the next request meets the latch.
   const retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);

@@ -349,9 +349,8 @@ describe('reconcile handler: managed lifecycle', () => {
   });
 
   // The write that would record the manual attempt's VM throws (Firestore unavailable): recordBeforeRetry
-  // names it over the latched status, its hash unknown. The redelivery's adopt pass records the hash and
-  // asks to run again at once; that next pass is still the manual attempt, or the latch it carried over
-  // left the VM running, Failed, with nothing due.
+  // names it, its hash unknown, and the latch is gone with the create it recorded as failed for good. The
+  // redelivery's adopt pass records the hash and asks to run again at once; the next pass decides on the VM.
   it('a manual attempt whose status write throws is finished by its redelivery past the latch: the VM is provisioned', async () => {
     await create();
     t.provider.failNext('create', 'permanent');
@@ -364,8 +363,8 @@ describe('reconcile handler: managed lifecycle', () => {
     };
     await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
     const [providerId] = [...t.provider.instances.keys()];
-    // Recorded before the retry, over the latch: still Failed until a pass past it decides.
-    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
+    // Recorded before the retry as the create arm would have: the latch is gone with the failed create.
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId, specHash: '' });
     await t.run('p1', 'manual'); // the redelivery
     let status = (await t.doc())!.status;
     expect(status).toMatchObject({ phase: 'Provisioning', providerId });
@@ -386,6 +385,59 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(t.provider.callsOf('create')).toBe(3);
     await t.run('p1', 'requeue');
     expect(t.provider.callsOf('create')).toBe(3);
+  });
+
+  // The manual request's redeliveries may run out (dead-lettered) before one lands, and a delivery that
+  // adopts past its time budget hands off to a plain `requeue`: what the sweep and the hand-off send meets
+  // the latch. So the status recordBeforeRetry writes does not keep PermanentError: the create the latch
+  // recorded as failed for good has just succeeded, and a plain request adopts the VM.
+  it('a manual attempt whose status write throws leaves no latch over its VM: the requeue sweep provisions it', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    expect((await t.doc())!.status.phase).toBe('Failed');
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async () => {
+      t.store.writeStatus = realWrite; // one blip: the manual pass's own write
+      throw new StoreError('unavailable', 'blip');
+    };
+    await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId, specHash: '' });
+    await t.run('p1', 'requeue'); // the sweep's request after a dead letter, not the manual redelivery
+    const status = (await t.doc())!.status;
+    expect(status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect(status.nextReconcileAt).not.toBeNull();
+    expect(t.provider.callsOf('create')).toBe(2);
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'requeue');
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioned', providerId });
+    expect(t.provider.callsOf('create')).toBe(2);
+  });
+
+  // A latch over a VM recorded with its hash unknown is still met: a status recordBeforeRetry wrote before it
+  // cleared the latch (documents in Firestore keep it), or a latch recorded after it (the provider, the
+  // cloud-init failing for good on the redelivery). A manual request's adopt pass records the hash and asks
+  // again at once, the status still latched: the pass it chains is still that attempt, past the latch.
+  it('a manual request on a latch over a VM with its hash unknown adopts it and goes on past the latch', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    const latched = (await t.doc())!.status;
+    expect(latched.phase).toBe('Failed');
+    await t.run('p1', 'manual'); // creates the VM
+    const [providerId] = [...t.provider.instances.keys()];
+    const stored = (await t.store.get('p1'))!;
+    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
+    await t.run('p1', 'requeue'); // latched: nothing
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', specHash: '' });
+    await t.run('p1', 'manual');
+    const status = (await t.doc())!.status;
+    expect(status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect(status.specHash).not.toBe('');
+    expect(status.nextReconcileAt).not.toBeNull();
+    expect(t.provider.callsOf('create')).toBe(2);
   });
 
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {

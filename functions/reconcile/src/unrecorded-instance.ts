@@ -21,8 +21,10 @@
 
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
+import { instanceNameFromUid, isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
+import { ProvisionedReason } from '../../../shared/src/domain/proxy.js';
+import { setProvisioned } from '../../../shared/src/domain/reconcile/conditions.js';
 import { nextReconcileAt } from '../../../shared/src/domain/reconcile/patch-status.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -204,13 +206,15 @@ async function handOffLate(
  * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
- * instance, its phase derived again from the conditions it keeps and due now: Provisioning, or Deleting —
- * or Failed, when a manual attempt past the latch created it (PermanentError is kept: the redelivery of that
- * request goes past the latch again and decides on the instance, handler.ts retryLatched; a plain request
- * meets the latch). Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is
- * left. Returns the uid the document holds as read
- * (null: no document) for dropSuperseded, undefined when it was not read (nothing unrecorded: every instance
- * the delivery created is in a status) or could not be.
+ * instance; its Provisioned condition as the create arm writes it (managed.ts: False, Provisioning,
+ * "creating instance …"), its phase derived again and due now: Provisioning, or Deleting. Never Failed,
+ * when a manual (or secret-rotated) attempt past the latch created it: the create the latch recorded as
+ * failed for good has just succeeded, and a PermanentError kept over the VM would be met by any plain
+ * request — the requeue sweep's once the redeliveries run out (dead-lettered), the `requeue` a delivery
+ * hands off past its time budget — leaving it running and billed under a Failed proxy with nothing due.
+ * Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
+ * Returns the uid the document holds as read (null: no document) for dropSuperseded, undefined when it was
+ * not read (nothing unrecorded: every instance the delivery created is in a status) or could not be.
  */
 export async function recordBeforeRetry(
   deps: { store: Pick<ProxyStore, 'get' | 'writeStatus'>; clock: Clock },
@@ -234,11 +238,18 @@ export async function recordBeforeRetry(
     // Due as a pass asking to run again stores it (patch-status.ts nextReconcileAt: a minute on, past
     // Pub/Sub's first redeliveries): should the redeliveries run out (dead-lettered), the requeue sweep
     // finds it due — a Provisioning or Deleting proxy with nothing due is one it never looks at.
-    const naming = {
-      ...namingInstance(stored.proxy.status, instance.providerId),
-      nextReconcileAt: nextReconcileAt({ kind: 'now' }, deps.clock.now()),
-    };
-    const status = { ...naming, phase: computePhase(stored.proxy, naming) }; // Pending would contradict it
+    const { proxy } = stored;
+    const now = deps.clock.now();
+    const creating = setProvisioned(
+      namingInstance(proxy.status, instance.providerId),
+      false,
+      ProvisionedReason.Provisioning,
+      `creating instance ${instanceNameFromUid(proxy.uid)}`,
+      proxy.generation,
+      now,
+    );
+    const naming = { ...creating, nextReconcileAt: nextReconcileAt({ kind: 'now' }, now) };
+    const status = { ...naming, phase: computePhase(proxy, naming) }; // Pending would contradict it
     const outcome = await store.writeStatus(name, status, stored.version);
     log.info('recorded the instance this delivery created before its retry', {
       providerId: instance.providerId,
