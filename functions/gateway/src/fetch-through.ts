@@ -150,6 +150,9 @@ export async function fetchThrough(
   } catch {
     return fail(400, 'bad_url');
   }
+  // WHATWG URL takes port 0 (any spelling of it: "0" here): no target listens there, so it is a malformed
+  // URL, refused before the guard resolves the name (it answered 403 ssrf_refused, reason bad_port).
+  if (url.port === '0') return fail(400, 'bad_url');
   if (url.username || url.password) return fail(400, 'credentials_in_url');
   const https = url.protocol === 'https:';
   const host = normalizeHost(url.hostname);
