@@ -137,11 +137,12 @@ describe('spellings of a loopback or private target', () => {
   });
 
   // A dotted quad before "::" is no IPv6 literal (inet_pton refuses it): it was judged as 7f00:1::, public,
-  // and went to the upstream as that string — to a SOCKS5 upstream as a host name to resolve.
-  it('CONNECT [127.0.0.1::] is no address: 502 target_unresolvable, never sent upstream', async () => {
+  // and went to the upstream as that string — to a SOCKS5 upstream as a host name to resolve. Bracketed
+  // text that is no IPv6 address is a malformed target, refused before any look-up.
+  it('CONNECT [127.0.0.1::] is no address: 400 bad_connect_target, never sent upstream', async () => {
     const text = await connect(`[127.0.0.1::]:${targets.httpPort}`);
-    expect(text).toMatch(/^HTTP\/1\.1 502 /);
-    expect(text).toContain('X-Proxyplane-Error: target_unresolvable');
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toContain('X-Proxyplane-Error: bad_connect_target');
   });
 
   // /v1/fetch reads its URL as WHATWG does, then judges the host it got: percent-escapes, full-width and

@@ -2,7 +2,7 @@
 // the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
 // ends, no obsolete line folding, token header names, no control characters but HTAB; anything else is
 // a 400, never a guess.
-import { canonicalIpv6 } from '../../../shared/src/domain/gateway/ip.js';
+import { formatIpv6, parseIpv6 } from '../../../shared/src/domain/gateway/ip.js';
 export interface RequestHead {
   readonly method: string;
   readonly target: string;
@@ -108,8 +108,12 @@ export function parseAuthority(text: string, defaultPort?: number): Authority | 
     if (close < 0) return null;
     host = text.slice(1, close).toLowerCase();
     if (!V6_CHARS.test(host)) return null;
-    // One spelling per address (RFC 5952), the one route hosts are compiled in: only literals pay for it.
-    host = canonicalIpv6(host);
+    // Bracketed text that is no IPv6 address ("[1::2::3]", "[....]") is a malformed target, a 400: kept,
+    // it went on to the resolver and came back a 502. Otherwise one spelling per address (RFC 5952), the
+    // one route hosts are compiled in: only literals pay for the parse.
+    const bytes = parseIpv6(host);
+    if (!bytes) return null;
+    host = formatIpv6(bytes);
     rest = text.slice(close + 1);
   } else {
     const colon = text.indexOf(':');

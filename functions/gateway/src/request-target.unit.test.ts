@@ -37,6 +37,17 @@ describe('requestTarget', () => {
         bodyLength: 12,
       },
     ],
+    // Bracketed text of hex digits, colons and dots that is no IPv6 address: malformed, not a name to resolve.
+    ['CONNECT [1::2::3]:443 HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_connect_target' }],
+    ['CONNECT [....]:443 HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_connect_target' }],
+    ['CONNECT [127.0.0.1::]:443 HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_connect_target' }],
+    ['CONNECT [1:2:3:4:5:6:7]:443 HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_connect_target' }],
+    ['GET http://[1::2::3]/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],
+    ['GET http://[....]:8080/a HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],
+    [
+      'CONNECT [::ffff:127.0.0.1]:443 HTTP/1.1',
+      { kind: 'connect', authority: { host: '::ffff:7f00:1', port: 443 } },
+    ],
     ['GET /local HTTP/1.1', { kind: 'refuse', status: 400, code: 'not_a_proxy_request' }],
     ['GET https://example.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],
     [
