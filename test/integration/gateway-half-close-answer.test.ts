@@ -5,12 +5,15 @@
 // gateway-datapath-probes.test.ts). What it gets when the target is slower than that is a 504
 // upstream_timeout, not a bare close with not one byte; a target that answers within the linger is relayed
 // whole. A client that kept its side open gets the same 504 at the idle timeout. On both plain-HTTP paths:
-// absolute form over a pooled connection, and pinned (origin form through a CONNECT tunnel).
+// absolute form over a pooled connection, and pinned (origin form through a CONNECT tunnel). That 504 is a
+// failed RESPONSE_HEADERS outcome (contract seed §5), as on /v1/fetch; the half-closed client's is none: its
+// linger is its own bound, no evidence against the proxy (a gateway in process, its worker read directly).
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, type GatewayProcess, startGateway } from '../../bench/support/gateway-process.js';
+import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import { pollUntil } from '../support/poll.js';
-import { twoPathSnapshotContent } from '../support/two-path-gateway.js';
+import { startTwoPathGateway, twoPathSnapshot, twoPathSnapshotContent } from '../support/two-path-gateway.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 /** Routed to the upstream in absolute form (pooled connections). */
@@ -25,6 +28,8 @@ const BODY = 'the answer';
 
 describe('plain HTTP: an answer not begun in time is a 504, never a bare close', () => {
   let gw: GatewayProcess;
+  /** The same gateway in process, for the outcomes its worker queued. */
+  let inProcess: GatewayHandle;
   let upstream: net.Server;
   const sockets = new Set<Socket>();
 
@@ -62,19 +67,27 @@ describe('plain HTTP: an answer not begun in time is a 504, never a bare close',
       GATEWAY_LINGER_MS: String(LINGER_MS),
       GATEWAY_IDLE_TIMEOUT_MS: String(IDLE_MS),
     });
+    const hosts = { absolute: ABS, pinned: PIN };
+    inProcess = await startTwoPathGateway(twoPathSnapshot(port, hosts), hosts, {
+      env: { GATEWAY_LINGER_MS: String(LINGER_MS), GATEWAY_IDLE_TIMEOUT_MS: String(IDLE_MS) },
+    });
   });
 
   afterAll(async () => {
     await gw?.stop();
+    await inProcess?.shutdown();
     for (const s of sockets) s.destroy();
     await new Promise((r) => upstream?.close(r));
   });
 
   const noLoad = () => pollUntil(gw.health, (x) => x.load.active + x.load.reserved === 0, 5_000, 'no load');
 
-  /** A GET for `path`; the client half-closes with the request when `halfClose`, else keeps its side open. */
-  async function ask(host: string, path: string, halfClose: boolean) {
-    const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
+  /**
+   * A GET for `path`; the client half-closes with the request when `halfClose`, else keeps its side open.
+   * `owing`: a POST instead, that sends 5 of the 10 body bytes it announces.
+   */
+  async function ask(host: string, path: string, halfClose: boolean, port = gw.proxyPort, owing = false) {
+    const c = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     c.on('error', () => {});
     let text = '';
     c.on('data', (d: Buffer) => {
@@ -82,7 +95,9 @@ describe('plain HTTP: an answer not begun in time is a 504, never a bare close',
     });
     const t0 = performance.now();
     const closed = new Promise<number>((r) => c.once('close', () => r(performance.now() - t0)));
-    const request = `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+    const request = owing
+      ? `POST http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\nContent-Length: 10\r\n\r\nhalf!`
+      : `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
     if (halfClose) c.end(request);
     else c.write(request);
     // The client ends its side once it has the answer (a 504 asks it to close).
@@ -150,4 +165,28 @@ describe('plain HTTP: an answer not begun in time is a 504, never a bare close',
       c.destroy();
     }
   });
+
+  it.each([
+    ['pooled', 'absolute', ABS],
+    ['pinned', 'pinned', PIN],
+  ])(
+    '%s: the 504 of a client that kept its side open is one failed RESPONSE_HEADERS outcome; a half-closed one, or one owing its body, none',
+    async (_, routeName, host) => {
+      const w = inProcess.worker;
+      w.takeOutcomes(1000);
+      const open = await ask(host, '/never', false, inProcess.proxyPort!);
+      const halfClosed = await ask(host, '/never', true, inProcess.proxyPort!);
+      const owing = await ask(host, '/never', false, inProcess.proxyPort!, true);
+      try {
+        await Promise.all([open.closed, halfClosed.closed, owing.closed]);
+        for (const x of [open, halfClosed, owing])
+          expect(x.text()).toMatch(/\r\nX-Proxyplane-Error: upstream_timeout\r\n/i);
+        expect(w.takeOutcomes(1000).map(({ route, stage, ok }) => ({ route, stage, ok }))).toEqual([
+          { route: routeName, stage: 'RESPONSE_HEADERS', ok: false },
+        ]);
+      } finally {
+        for (const x of [open, halfClosed, owing]) x.c.destroy();
+      }
+    },
+  );
 });

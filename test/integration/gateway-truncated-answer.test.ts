@@ -4,6 +4,7 @@
 // upstream answers 10 of 1,000 bytes, then resets the connection — in absolute form itself, or as the
 // pinned target at the end of a CONNECT tunnel to itself. A gateway in process (its worker read directly).
 import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawExchange } from '../../bench/support/gateway-process.js';
 import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
@@ -111,6 +112,109 @@ describe('an answer that breaks off after its head', () => {
       expect(gw.worker.takeOutcomes(1000).map(({ route, stage, ok }) => ({ route, stage, ok }))).toEqual([
         { route: path, stage: 'RESPONSE_HEADERS', ok: true },
       ]);
+    },
+  );
+});
+
+// An answer with no length (de-chunked for an HTTP/1.0 client, close-delimited by the target) ends where
+// the connection does: a FIN after its first 10 bytes read as the whole page, while the gateway reported a
+// failed TUNNEL. The client must read an error instead, as on /v1/fetch. The upstream here answers an
+// absolute-form request chunked (1,000 bytes announced), an origin-form one inside a CONNECT tunnel with no
+// length at all; 10 bytes, then a reset — or, for /stall, nothing more: the gateway's idle timeout cuts it.
+describe('an answer with no length that breaks off reaches the client as an error', () => {
+  const sockets = new Set<net.Socket>();
+  const upstream = net.createServer((s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+    s.on('error', () => {});
+    let buf = '';
+    s.on('data', (d: Buffer) => {
+      buf += d.toString('latin1');
+      for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
+        const [method, target] = buf.slice(0, end).split(' ') as [string, string];
+        buf = buf.slice(end + 4);
+        if (method === 'CONNECT') {
+          s.write('HTTP/1.1 200 Connection established\r\n\r\n');
+          continue;
+        }
+        s.write(
+          target.startsWith('http://')
+            ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n0123456789'
+            : 'HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n0123456789',
+          // The reset a moment later: the bytes surely reached the client first.
+          () => target.endsWith('/stall') || setTimeout(() => s.resetAndDestroy(), 100),
+        );
+      }
+    });
+  });
+  let gw: GatewayHandle;
+
+  beforeAll(async () => {
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    gw = await startTwoPathGateway(twoPathSnapshot(port, HOSTS), HOSTS, {
+      env: { GATEWAY_IDLE_TIMEOUT_MS: '1000' },
+    });
+  });
+
+  afterAll(async () => {
+    await gw?.shutdown();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  /** Writes `request` on a raw socket; how it ended (a clean end, or the error's code) and the body read. */
+  function exchange(request: string): Promise<{ ended: string; body: string }> {
+    return new Promise((resolve) => {
+      const c = net.connect({ port: gw.proxyPort!, host: '127.0.0.1' });
+      let text = '';
+      const body = () => text.slice(text.lastIndexOf('\r\n\r\n') + 4);
+      c.on('data', (d: Buffer) => {
+        text += d.toString('latin1');
+      });
+      c.on('end', () => resolve({ ended: 'end', body: body() }));
+      c.on('error', (e: NodeJS.ErrnoException) => resolve({ ended: e.code ?? 'error', body: body() }));
+      c.write(request);
+    });
+  }
+
+  it.each([
+    [
+      'absolute form, de-chunked',
+      `GET http://${HOSTS.absolute}/page HTTP/1.0\r\nHost: ${HOSTS.absolute}\r\n\r\n`,
+    ],
+    ['pinned, close-delimited', `GET http://${HOSTS.pinned}/page HTTP/1.0\r\nHost: ${HOSTS.pinned}\r\n\r\n`],
+    // The tunnel's bytes are the client's to frame: the upstream's reset is mirrored, not made a FIN.
+    [
+      'a CONNECT tunnel',
+      `CONNECT ${HOSTS.pinned}:80 HTTP/1.1\r\nHost: ${HOSTS.pinned}:80\r\n\r\nGET /page HTTP/1.0\r\nHost: ${HOSTS.pinned}\r\n\r\n`,
+    ],
+  ])('the proxy listener, %s, HTTP/1.0 client: a reset, not a clean end', async (_, request) => {
+    expect(await exchange(request)).toEqual({ ended: 'ECONNRESET', body: '0123456789' });
+  });
+
+  // The same for the sweep's cut of an answer stalled mid-body (GATEWAY_IDLE_TIMEOUT_MS); a CONNECT tunnel
+  // the gateway cuts keeps its FIN: nothing says the bytes inside were an answer.
+  it.each([
+    [
+      'absolute form, de-chunked',
+      'ECONNRESET',
+      `GET http://${HOSTS.absolute}/stall HTTP/1.0\r\nHost: ${HOSTS.absolute}\r\n\r\n`,
+    ],
+    [
+      'pinned, close-delimited',
+      'ECONNRESET',
+      `GET http://${HOSTS.pinned}/stall HTTP/1.0\r\nHost: ${HOSTS.pinned}\r\n\r\n`,
+    ],
+    [
+      'a CONNECT tunnel',
+      'end',
+      `CONNECT ${HOSTS.pinned}:80 HTTP/1.1\r\nHost: ${HOSTS.pinned}:80\r\n\r\nGET /stall HTTP/1.0\r\nHost: ${HOSTS.pinned}\r\n\r\n`,
+    ],
+  ])(
+    'the proxy listener, %s, stalled mid-body: the idle timeout cuts it with %s',
+    async (_, ended, request) => {
+      expect(await exchange(request)).toEqual({ ended, body: '0123456789' });
     },
   );
 });

@@ -34,7 +34,7 @@ export interface ForwardOwner {
   forwardResponse(status: number, proxyChallenge: boolean, proxyErrorPage: boolean): boolean;
   /** The response went out whole and the client's side was ended. */
   forwardDone(): void;
-  /** The upstream broke off after the response began: the client is cut, so it sees the truncation. */
+  /** The upstream broke off after the response began: the client is reset, so it sees the truncation. */
   forwardBroken(): void;
   /** The upstream took the request body written so far. */
   bodyDrained(): void;

@@ -158,7 +158,7 @@ export class ProxySession implements ForwardOwner {
       const u = this.upstream!;
       const expired = w.expiredProxies.size !== 0 && w.expiredProxies.has(u.name);
       if (over || u.live.cut || expired) {
-        if (st === TUNNEL || this.lingerUntil !== 0) this.client.destroy();
+        if (st === TUNNEL || this.lingerUntil !== 0) this.cutClient();
         else this.refuse(503, over ? 'snapshot_stale' : 'upstream_withdrawn');
         return;
       }
@@ -174,7 +174,7 @@ export class ProxySession implements ForwardOwner {
         this.lingerPending = pending;
         const o = this.ctx.opts;
         this.lingerUntil = now + (pending === 0 ? o.lingerMs : o.idleTimeoutMs);
-      } else if (now >= this.lingerUntil) this.client.destroy();
+      } else if (now >= this.lingerUntil) this.cutClient();
       return;
     }
     if (st === HEAD) {
@@ -206,9 +206,13 @@ export class ProxySession implements ForwardOwner {
       } else if (now >= this.deadline) {
         // No answer begun (RESPONSE): a 504 rather than a bare close. A client that half-closed once it had
         // asked (HTTP/1.0 style, `nc -N`) is still reading, and learns why it got no answer; one that
-        // closed outright looks the same from here (a FIN either way), and the 504 costs it nothing.
-        if (st === RESPONSE) this.refuse(504, 'upstream_timeout');
-        else c.destroy();
+        // closed outright looks the same from here (a FIN either way), and the 504 costs it nothing. Its
+        // linger is its own bound, no evidence against the proxy (as on /v1/fetch), and so is a wait for
+        // a request body the client still owes; a head that did not come within the idle timeout for a
+        // request sent whole is a failed RESPONSE_HEADERS outcome (contract seed §5), as on /v1/fetch.
+        if (st !== RESPONSE) this.cutClient();
+        else if (this.clientEnded || this.bodyLeft > 0) this.refuse(504, 'upstream_timeout');
+        else this.failStage('RESPONSE_HEADERS', 504, 'upstream_timeout');
       }
     }
   }
@@ -537,7 +541,7 @@ export class ProxySession implements ForwardOwner {
 
   forwardBroken(): void {
     this.upstreamFailed = true;
-    this.client.destroy();
+    this.cutClient();
   }
 
   bodyDrained(): void {
@@ -770,13 +774,29 @@ export class ProxySession implements ForwardOwner {
     if (this.state !== TUNNEL) this.upGone();
     else {
       const c = this.client;
-      if (this.upstreamFailed) c.destroy();
+      if (this.upstreamFailed) this.cutClient();
       else {
         // A clean end: the pipe has ended our side; give the client a bounded time to close its own.
         if (!c.writableEnded) c.end();
         this.linger();
       }
     }
+  }
+
+  /**
+   * Cuts the client off (failure and timeout paths only). A FIN after part of a plain-HTTP answer with no
+   * length (de-chunked for an HTTP/1.0 client, a pinned target's close-delimited body) reads as its
+   * normal end: the client took the part for the whole page while the gateway reported a failed TUNNEL.
+   * So an answer not all written out yet is reset, as /v1/fetch does (stream-body.ts), and the client
+   * reads an error; one that went out whole still ends with a FIN. A CONNECT tunnel's bytes are the
+   * client's to frame: it is reset only when its upstream failed (a reset, an error), mirroring it —
+   * before, an upstream's reset reached the client as a FIN too.
+   */
+  private cutClient(): void {
+    const c = this.client;
+    if (this.state === TUNNEL && (this.isConnect ? this.upstreamFailed : !c.writableFinished))
+      c.resetAndDestroy();
+    else c.destroy();
   }
 
   /** Our side is done: the client gets GATEWAY_LINGER_MS to close its own (sweep). */
