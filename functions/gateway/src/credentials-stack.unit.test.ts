@@ -3,7 +3,7 @@
 // clock. credentials.unit.test.ts drives CredentialCache over a counting resolver, which cannot see what a
 // layer below it keeps: a second cache there answered a reference named again with its own old copy, and
 // CredentialCache stamped it as read now.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SecretRef } from '../../../shared/src/domain/proxy.js';
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { secretCredentials } from './control/secret-credentials.js';
@@ -15,10 +15,13 @@ function stack() {
   let t = 0;
   const values = new Map<string, string | SecretAccessError>();
   const reads: string[] = [];
+  /** While set, a read waits for it before answering (a Secret Manager call that hangs). */
+  const hold: { gate: Promise<void> | undefined } = { gate: undefined };
   const sm = {
     access: async (ref: SecretRef) => {
       const key = `${ref.secret}@${ref.version}`;
       reads.push(key);
+      if (hold.gate) await hold.gate;
       const v = values.get(key);
       if (v === undefined) throw new SecretAccessError('not_found', key, 'no such version');
       if (v instanceof SecretAccessError) throw v;
@@ -31,6 +34,7 @@ function stack() {
     cache,
     values,
     reads,
+    hold,
     at: (ms: number) => {
       t = ms;
     },
@@ -81,6 +85,50 @@ describe('the gateway credential stack (CachedSecretReader under CredentialCache
     s.at(TTL);
     await s.cache.resolveAll([L]);
     expect(s.reads).toEqual(['l@latest', 'l@latest']);
+  });
+
+  it('snapshots naming a reference while its first read hangs make one Secret Manager call', async () => {
+    // CredentialCache de-duplicates a reference within one snapshot ([L, L] above), not across snapshots:
+    // the next one, begun once the first gave up on L at CREDENTIAL_RESOLVE_TIMEOUT_MS, reads L again.
+    // The CachedSecretReader below joins it to the read still running — the one thing it is there for.
+    vi.useFakeTimers();
+    try {
+      const s = stack();
+      s.values.set('l@latest', 'u:pw');
+      let open!: () => void;
+      s.hold.gate = new Promise((r) => {
+        open = r;
+      });
+      const first = s.cache.resolveAll([L]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect((await first).get('l@latest')).toBeInstanceOf(CredentialError);
+      const second = s.cache.resolveAll([L]);
+      await vi.advanceTimersByTimeAsync(1_000);
+      open();
+      expect((await second).get('l@latest')).toEqual({ username: 'u', password: 'pw' });
+      expect(s.reads).toEqual(['l@latest']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a clock stepped back does not make the inner reader answer from the last read (review sequence)', async () => {
+    // With ttlMs 0 every read used to be stored, and `now - fetchedAt < 0` held once the wall clock stepped
+    // back: a reference CredentialCache had forgotten was answered from that copy with no call.
+    const s = stack();
+    const K = { secret: 'k', version: 'latest' };
+    const O = { secret: 'o', version: 'latest' };
+    s.values.set('k@latest', 'u:old');
+    s.values.set('o@latest', 'u:o');
+    s.at(1_000_000);
+    await s.cache.resolveAll([O]);
+    s.at(1_000_500);
+    expect((await s.cache.resolveAll([K, O])).get('k@latest')).toEqual({ username: 'u', password: 'old' });
+    await s.cache.resolveAll([O]); // CredentialCache forgets K
+    s.at(900_000); // NTP steps the wall clock back
+    s.values.set('k@latest', 'u:new');
+    expect((await s.cache.resolveAll([K])).get('k@latest')).toEqual({ username: 'u', password: 'new' });
+    expect(s.reads.filter((r) => r === 'k@latest')).toHaveLength(2);
   });
 
   it('a failed refresh keeps the last good value; a reference named again with Secret Manager failing is left out', async () => {

@@ -110,4 +110,62 @@ describe('CredentialCache', () => {
       vi.useRealTimers();
     }
   });
+
+  /** A resolver that shares no reads: every call is its own, answered when the test says (by call number). */
+  function unshared() {
+    const answers: Array<(v: { username: string; password: string }) => void> = [];
+    const resolver: CredentialResolver = {
+      resolve: () => new Promise((resolve) => answers.push(resolve)),
+    };
+    const answer = (call: number, password: string) => answers[call - 1]?.({ username: 'u', password });
+    return { resolver, answers, answer };
+  }
+  const A = { secret: 'a', version: 'latest' };
+
+  it('a late answer never replaces one from a read begun after it', async () => {
+    // Reads #1 and #2 of `a` pass the bound; #3 answers in time. #1 and #2 landing after it are older
+    // values (a rotation may lie between): kept, they would serve the old password for a TTL.
+    vi.useFakeTimers();
+    try {
+      const { resolver, answers, answer } = unshared();
+      const cache = new CredentialCache(resolver, 60_000, () => 0, 10_000);
+      for (let i = 0; i < 2; i++) {
+        const late = cache.resolveAll([A]);
+        await vi.advanceTimersByTimeAsync(10_000);
+        expect((await late).get('a@latest')).toBeInstanceOf(CredentialError);
+      }
+      const third = cache.resolveAll([A]);
+      answer(3, 'new');
+      expect((await third).get('a@latest')).toEqual({ username: 'u', password: 'new' });
+      answer(1, 'old-1');
+      answer(2, 'old-2');
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await cache.resolveAll([A])).get('a@latest')).toEqual({ username: 'u', password: 'new' });
+      expect(answers).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a read running across clear() keeps nothing when it lands', async () => {
+    // clear() (a reloaded snapshot file) promises the next snapshot resolves afresh: a read begun before
+    // it, landing after, must not fill the cache with what the old source said.
+    vi.useFakeTimers();
+    try {
+      const { resolver, answers, answer } = unshared();
+      const cache = new CredentialCache(resolver, 60_000, () => 0, 10_000);
+      const first = cache.resolveAll([A]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect((await first).get('a@latest')).toBeInstanceOf(CredentialError);
+      cache.clear();
+      answer(1, 'before-clear');
+      await vi.advanceTimersByTimeAsync(0);
+      const after = cache.resolveAll([A]);
+      expect(answers).toHaveLength(2);
+      answer(2, 'after-clear');
+      expect((await after).get('a@latest')).toEqual({ username: 'u', password: 'after-clear' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

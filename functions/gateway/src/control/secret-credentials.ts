@@ -1,7 +1,7 @@
 // Upstream credentials from Secret Manager (the CredentialResolver the worker calls while it builds a
 // snapshot, before the swap — never on the hot path). The plane's SecretReader adapter over the real
-// client, behind a CachedSecretReader that only shares concurrent reads of one reference (no copy of its
-// answers past the read); the worker's CredentialCache above it is the one cache: the TTL of "latest", the
+// client, behind a CachedSecretReader that only shares concurrent reads of one reference (it keeps no
+// copy past the read); the worker's CredentialCache above it is the one cache: the TTL of "latest", the
 // last good value across a failed refresh, nothing kept for a reference the snapshot no longer names. The
 // payload is the plane's one credentials format, read by the plane's one parser (parseProxyCredentials:
 // `username:password`, trailing newlines ignored): the proxy VMs accept exactly that, so the gateway must
@@ -34,8 +34,9 @@ export class SecretCredentialResolver implements CredentialResolver {
 
 /**
  * The resolver the gateway reads credentials through, over any SecretReader (the tests pass a fake one).
- * The worker's CredentialCache is the one freshness layer: no copy the CachedSecretReader here holds
- * answers past its read (ttlMs 0, no stale-if-error); it only shares concurrent reads of one reference —
+ * The worker's CredentialCache is the one freshness layer: the CachedSecretReader here keeps no copy past
+ * its read (ttlMs 0, no stale-if-error: nothing may answer from one, so nothing is stored — nor answers
+ * when the wall clock steps back); it only shares concurrent reads of one reference —
  * a snapshot taken while the previous one's read, past CREDENTIAL_RESOLVE_TIMEOUT_MS, still runs joins it.
  * With a TTL and a stale copy of its own (both the gateway TTL), a reference CredentialCache had forgotten
  * (no longer named) and then saw named again was answered from that copy, up to a TTL old, and stamped as
@@ -52,8 +53,6 @@ export function secretCredentials(
 export function secretManagerCredentials(o: {
   projectId: string;
   emulatorHost: string | undefined;
-  /** Unused: the TTL is CredentialCache's alone (see secretCredentials). */
-  ttlMs?: number;
 }): SecretCredentialResolver {
   const client = createSecretManagerClient(o.emulatorHost);
   return secretCredentials(new SecretManagerSecretReader(client, o.projectId));

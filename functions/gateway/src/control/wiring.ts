@@ -56,7 +56,6 @@ export function controllerMode(
   const resolver = secretManagerCredentials({
     projectId: cfg.GOOGLE_CLOUD_PROJECT!,
     emulatorHost: cfg.SECRET_MANAGER_EMULATOR_HOST,
-    ttlMs: cfg.GATEWAY_CREDENTIALS_TTL_SECONDS * 1000,
   });
   return { session, resolver, workerId, close: () => pubsub.close() };
 }

@@ -1,8 +1,11 @@
 // A small TTL cache in front of any SecretReader, for readers that must not call Secret Manager per use
 // (the lease service, the probe; the gateway, whose CredentialCache is its cache, sets ttlMs 0 and keeps
-// only the sharing of concurrent reads). Concurrent misses share one fetch; failures are never cached;
-// with staleIfErrorMs a transient failure may serve the last value a little longer, so a Secret Manager
-// blip does not take the data path down. Values live only in memory and are never logged.
+// only the sharing of concurrent reads: with nothing that may answer from a copy, no copy is kept).
+// Concurrent misses share one fetch; failures are never cached; with staleIfErrorMs a transient failure
+// may serve the last value a little longer, so a Secret Manager blip does not take the data path down.
+// A copy's age is the wall clock's now less when it was read; one read "after" now (the clock stepped
+// back) is of no known age and answers nothing — neither fresh nor stale — until a read replaces it.
+// Values live only in memory and are never logged.
 import type { SecretRef } from '../../domain/proxy.js';
 import type { Clock } from '../../ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../ports/secrets.js';
@@ -53,14 +56,13 @@ export class CachedSecretReader implements SecretReader {
     const key = keyOf(ref);
     const now = this.opts.clock.now().getTime();
     const hit = this.entries.get(key);
-    if (hit && now - hit.fetchedAt < this.opts.ttlMs) {
+    if (hit && this.within(hit, now, this.opts.ttlMs)) {
       this.entries.delete(key);
       this.entries.set(key, hit);
       return hit.value;
     }
     // A copy within stale-if-error may answer a transient failure (a read past its deadline is one).
-    const stale =
-      hit !== undefined && now - hit.fetchedAt < this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
+    const stale = hit !== undefined && this.within(hit, now, this.keepForMs());
     try {
       const loading = this.load(key, ref);
       const ms = stale ? this.opts.readDeadlineMs : (this.opts.missDeadlineMs ?? this.opts.readDeadlineMs);
@@ -112,7 +114,26 @@ export class CachedSecretReader implements SecretReader {
     return promise;
   }
 
+  /**
+   * Whether a copy is younger than ms. Its age is never negative: a copy read "after" now (the wall clock
+   * stepped back, NTP) would otherwise count as fresh until the clock caught up again — for as long as the
+   * step, a value Secret Manager may have changed meanwhile; with ttlMs 0 (the gateway) its one reason to
+   * be read again was the clock moving on.
+   */
+  private within(entry: Entry, now: number, ms: number): boolean {
+    const age = now - entry.fetchedAt;
+    return age >= 0 && age < ms;
+  }
+
+  /** How long a copy may answer at all: its TTL, then stale-if-error. */
+  private keepForMs(): number {
+    return this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
+  }
+
   private store(key: string, value: string): void {
+    // Nothing may answer from a copy (the gateway's ttlMs 0, no stale-if-error): keep none, not even the
+    // latest read's password.
+    if (this.keepForMs() <= 0) return;
     const now = this.opts.clock.now().getTime();
     this.sweep(now);
     this.entries.delete(key);
@@ -122,16 +143,17 @@ export class CachedSecretReader implements SecretReader {
   }
 
   /**
-   * Drops what can no longer answer: past its TTL and its stale-if-error time, an entry is only ever
-   * replaced by a fresh read. Rotations pin new versions, so without this a long-lived reader (a gateway
+   * Drops what can no longer answer: past its TTL and its stale-if-error time (or read "after" now, the
+   * clock stepped back), an entry is only ever replaced by a fresh read. Rotations pin new versions, so without this a long-lived reader (a gateway
    * running for weeks) held every version it ever read — old, perhaps revoked, passwords — until the LRU
    * bound pushed them out. At most once a TTL: a pass over every entry, not one per read.
    */
   private sweep(now: number): void {
-    if (now - this.sweptAt < this.opts.ttlMs) return;
+    const since = now - this.sweptAt;
+    if (since >= 0 && since < this.opts.ttlMs) return;
     this.sweptAt = now;
-    const keepFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
-    for (const [key, entry] of this.entries) if (now - entry.fetchedAt >= keepFor) this.entries.delete(key);
+    const keepFor = this.keepForMs();
+    for (const [key, entry] of this.entries) if (!this.within(entry, now, keepFor)) this.entries.delete(key);
   }
 
   /** How many values are held (tests, and operators' eyes through a debugger). */

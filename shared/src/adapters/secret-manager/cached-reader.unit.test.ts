@@ -23,6 +23,7 @@ const denied = new SecretAccessError('permission_denied', 'r', 'denied');
 
 function setup(
   opts: {
+    ttlMs?: number;
     staleIfErrorMs?: number;
     maxEntries?: number;
     readDeadlineMs?: number;
@@ -190,6 +191,47 @@ describe('CachedSecretReader', () => {
       kind: 'transient',
       message: 'Secret s/versions/latest: no answer within 20 ms',
     });
+  });
+
+  // The wall clock (systemClock) may step back (NTP). A copy read "after" now measured a negative age,
+  // under any TTL: fresh until the clock caught up again, for as long as the step — and with ttlMs 0 (the
+  // gateway, whose CredentialCache is its cache) `age < 0` made the last read answer every read meanwhile.
+  it.each([
+    ['ttlMs 60 s', 60_000],
+    ['ttlMs 0', 0],
+  ] as const)(
+    'a clock stepped back makes no copy fresh (%s): the read goes to Secret Manager',
+    async (_n, ttlMs) => {
+      const { inner, clock, cache } = setup({ ttlMs });
+      expect(await cache.access(ref)).toBe('v1');
+      clock.advance(-3_600_000);
+      inner.value = 'v2';
+      expect(await cache.access(ref)).toBe('v2');
+      expect(inner.calls).toBe(2);
+    },
+  );
+
+  it('a copy read "after" now does not answer a transient failure as stale either', async () => {
+    const { inner, clock, cache } = setup({ staleIfErrorMs: 600_000 });
+    await cache.access(ref);
+    clock.advance(-1_000);
+    inner.failWith = transient;
+    await expect(cache.access(ref)).rejects.toBe(transient);
+  });
+
+  it('with nothing that may answer from a copy (ttlMs 0, no stale-if-error) keeps none, and still shares concurrent reads', async () => {
+    const { inner, cache } = setup({ ttlMs: 0 });
+    let open!: () => void;
+    inner.gate = new Promise((r) => {
+      open = r;
+    });
+    const both = Promise.all([cache.access(ref), cache.access(ref)]);
+    open();
+    expect(await both).toEqual(['v1', 'v1']);
+    expect(inner.calls).toBe(1);
+    expect(cache.size).toBe(0); // no password kept past its read
+    expect(await cache.access(ref)).toBe('v1');
+    expect(inner.calls).toBe(2);
   });
 
   it('evicts the least recently used entry beyond maxEntries', async () => {
