@@ -191,6 +191,17 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       routes: dry.failedOpen,
     });
   }
+  const { cap } = dry.plan;
+  if (cap.capped.length > 0) {
+    // The pool outgrows the workers: what a full worker cannot keep goes to one with room, or to nobody.
+    deps.log.warn('gateway workers given more proxies than a snapshot may carry: their shares capped', {
+      event: 'gateway.worker_share_capped',
+      cap: cap.cap,
+      workers: cap.capped,
+      moved: cap.moved,
+      unassigned: cap.unassigned,
+    });
+  }
   if (dry.plan.ownership.epoch === dry.obs.input.epoch && dry.steps.every((s) => s.step.kind === 'none'))
     return summary;
 

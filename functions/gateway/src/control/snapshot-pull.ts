@@ -101,8 +101,10 @@ export class SnapshotPull {
    * open or bringing only messages that cannot be used: the latest snapshot is fetched (GET), at most once
    * per `quietMs`. The controller stores each
    * version before it publishes it, so a worker whose Pub/Sub delivery fails — a stream that stopped, a
-   * subscription refused, a snapshot too large to publish — still gets it before it goes stale, rather than
-   * serve 503 while its reports keep its session and its proxies.
+   * subscription refused, a snapshot too many bytes to publish — still gets it before it goes stale, rather
+   * than serve 503 while its reports keep its session and its proxies. Not one past the wire schema's
+   * MAX_SNAPSHOT_PROXIES: the fetched one is checked against the same schema and refused; the controller
+   * never gives a worker more (shared/src/domain/snapshots/share-cap.ts).
    */
   fetchIfQuiet(quietMs: number): void {
     const session = this.session;

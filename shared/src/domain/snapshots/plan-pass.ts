@@ -27,6 +27,7 @@ import { isLive, type WorkerSession } from '../workers/session.js';
 import type { WorkerSettings } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
 import { carriesTraffic } from './content.js';
+import { capShares, type ShareCap } from './share-cap.js';
 
 export interface WorkerView {
   session: WorkerSession;
@@ -71,6 +72,11 @@ export interface PassPlan {
    * their grants not renewed (not when no worker takes snapshots: overdueWorkers).
    */
   overdue: Array<{ workerId: string; withheld: boolean } & AckOwed>;
+  /**
+   * The route balance's shares held within what one snapshot may carry (share-cap.ts): the workers it
+   * gave more than MAX_SNAPSHOT_PROXIES (logged), and the proxies moved or left unassigned for it.
+   */
+  cap: ShareCap;
 }
 
 /**
@@ -180,20 +186,23 @@ export function planPass(x: PassInput): PassPlan {
   }
   const httpWorkers = assignableWorkers(standing);
   const socksWorkers = assignableWorkers(socksStanding);
-  const desired = balancedOwners(
-    inPool.map((p) => ({
-      name: p.name,
-      attributes: p.spec.attributes,
-      // An unowned proxy held back by its leases reaches no worker's snapshot until they end: it covers no
-      // route. Only unowned ones: a draining one is lease-checked too (leaseCandidates), but an owned one
-      // is not once its drain is cancelled, so counting the leases there would cancel the drain one pass
-      // and start it again the next, for as long as they last.
-      serving: carriesTraffic(p) && !(x.leased.has(p.name) && !x.records.has(p.name)),
-      eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
-      excludedFrom: p.status.unreachableRoutes,
-      current: x.records.get(p.name)?.owner ?? null,
-    })),
-    x.routing,
+  const balance = inPool.map((p) => ({
+    name: p.name,
+    attributes: p.spec.attributes,
+    // An unowned proxy held back by its leases reaches no worker's snapshot until they end: it covers no
+    // route. Only unowned ones: a draining one is lease-checked too (leaseCandidates), but an owned one
+    // is not once its drain is cancelled, so counting the leases there would cancel the drain one pass
+    // and start it again the next, for as long as they last.
+    serving: carriesTraffic(p) && !(x.leased.has(p.name) && !x.records.has(p.name)),
+    eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
+    excludedFrom: p.status.unreachableRoutes,
+    current: x.records.get(p.name)?.owner ?? null,
+  }));
+  // No worker's share past what its snapshot may carry (MAX_SNAPSHOT_PROXIES): the balance counts routes,
+  // not entries, and a worker given more could take no snapshot at all (share-cap.ts).
+  const { desired, cap } = capShares(
+    balancedOwners(balance, x.routing),
+    balance.map((b) => ({ ...b, draining: (x.records.get(b.name)?.drainEpoch ?? null) !== null })),
   );
   const common: Omit<PlanInput, 'pool' | 'records' | 'workers'> = {
     epoch: x.epoch,
@@ -267,5 +276,5 @@ export function planPass(x: PassInput): PassPlan {
       draining: Object.fromEntries(drainingFrom(id, mine)),
     });
   }
-  return { ownership, records, builds, overdue };
+  return { ownership, records, builds, overdue, cap };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import { acked } from '../../testing/worker-sessions.js';
@@ -843,5 +844,65 @@ describe('planPass', () => {
         { proxy: 's1', kind: 'released', next: { proxy: 's1', owner: 'w-new', since: 7, drainEpoch: null } },
       ]);
     });
+  });
+});
+
+describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PROXIES, share-cap.ts)', () => {
+  // One fixture, renamed: 30,000 proxies built through aProxy would cost more than the planning does.
+  const base = proxy('base');
+  const pool = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({ ...base, name: `big-${String(from + i).padStart(6, '0')}` }));
+  const within = (p: ReturnType<typeof planPass>) => {
+    for (const b of p.builds) expect(b.owned.length).toBeLessThanOrEqual(MAX_SNAPSHOT_PROXIES);
+  };
+
+  it('one worker and one proxy more than the cap: it gets the cap, the last one stays unassigned', () => {
+    const poolSpecs = pool(MAX_SNAPSHOT_PROXIES + 1);
+    const p = planPass(input({ poolSpecs }));
+    within(p);
+    expect(p.builds[0]!.owned).toHaveLength(MAX_SNAPSHOT_PROXIES);
+    expect(p.cap).toEqual({
+      cap: MAX_SNAPSHOT_PROXIES,
+      capped: [{ workerId: 'w1', share: MAX_SNAPSHOT_PROXIES + 1 }],
+      moved: 0,
+      unassigned: 1,
+    });
+    const left = poolSpecs.at(-1)!.name;
+    expect(p.records.has(left)).toBe(false);
+    // The next pass, from what this one committed, changes nothing: the left-over one is not handed out.
+    const next = planPass(input({ poolSpecs, records: p.records, epoch: p.ownership.epoch }));
+    expect(next.ownership.changes).toEqual([]);
+    expect(next.cap.unassigned).toBe(1);
+  });
+
+  it('two workers and 30,000 proxies: every one assigned, both within the cap, nothing capped', () => {
+    const p = planPass(input({ poolSpecs: pool(30_000), workers: twoWorkers() }));
+    within(p);
+    expect(p.ownership.changes).toHaveLength(30_000);
+    expect(p.builds.reduce((n, b) => n + b.owned.length, 0)).toBe(30_000);
+    expect(p.cap.capped).toEqual([]);
+  });
+
+  it('a worker that already owns more than the cap drains the excess, then releases it to nobody', () => {
+    const over = 25_000;
+    const poolSpecs = pool(over);
+    const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const p = planPass(input({ poolSpecs, records }));
+    within(p);
+    expect(p.builds[0]!.owned).toHaveLength(MAX_SNAPSHOT_PROXIES);
+    expect(p.ownership.changes.every((c) => c.kind === 'drain_started')).toBe(true);
+    expect(p.ownership.changes).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
+    expect(Object.keys(p.builds[0]!.draining)).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
+    // Still draining, not drained: the drains stand (not cancelled by a balance that starts from the owner).
+    const waiting = planPass(input({ poolSpecs, records: p.records, epoch: 6 }));
+    expect(waiting.ownership.changes).toEqual([]);
+    within(waiting);
+    // Reported drained at the drain epoch: released, to nobody (w1 is full), and none handed back.
+    const drained = new Map([['w1', view('w1', { report: report('w1', { epoch: 6 }) })]]);
+    const released = planPass(input({ poolSpecs, records: p.records, workers: drained, epoch: 6 }));
+    expect(released.ownership.changes).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
+    expect(released.ownership.changes.every((c) => c.kind === 'released' && c.next === null)).toBe(true);
+    expect(released.records.size).toBe(MAX_SNAPSHOT_PROXIES);
+    within(released);
   });
 });
