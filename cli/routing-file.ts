@@ -1,11 +1,12 @@
 // `routing apply -f FILE`: a YAML or JSON file of the gateways' ordered routes — what `routing get -o yaml`
 // prints (its `revision` says which routing it was saved from; the plane's other fields are dropped), or
 // `{routes: [...]}` / a bare list written by hand. Checked against the routing schema the API stores
-// (shared/src/messages/gateway-snapshot.ts RoutingRules) before anything is sent; the API checks the rest
-// (selector keys, the number of target checks).
+// (shared/src/messages/gateway-snapshot.ts RoutingRules), and each host against the API's rule for hosts
+// (refuseUnmatchableHosts: `10.0.0.1:8080` can match no request), before anything is sent; the API checks
+// the rest (selector keys, the number of target checks).
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { RoutingRules } from '../shared/src/messages/gateway-snapshot.js';
+import { RoutingRules, refuseUnmatchableHosts } from '../shared/src/messages/gateway-snapshot.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 import { assertInputSize, documentValue, issueLines, readInput } from './input-file.js';
@@ -60,7 +61,9 @@ export function parseRoutingFile(text: string, source: string): RoutingFile {
     routes = saved.data.routes;
     revision = saved.data.revision;
   }
-  const parsed = RoutingRules.min(1, 'a routing needs at least one route').safeParse(routes);
+  const parsed = RoutingRules.min(1, 'a routing needs at least one route')
+    .superRefine((rules, ctx) => refuseUnmatchableHosts(rules, ctx, []))
+    .safeParse(routes);
   if (!parsed.success)
     throw new InputError(`${source} holds routes the API would refuse`, issueLines(parsed.error, 'routes'));
   return { routes: parsed.data, revision };

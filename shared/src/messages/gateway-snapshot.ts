@@ -4,6 +4,7 @@
 // a rejection, never a guess (seed §7), and a new field means a new schemaVersion.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { isMatchableHostPattern } from '../domain/gateway/routing.js';
 import { Attributes, ProxyName, SecretRef } from '../domain/proxy.js';
 
 export const GATEWAY_SNAPSHOT_SCHEMA_VERSION = 1;
@@ -165,6 +166,31 @@ export const RoutingRule = z
 export type RoutingRule = z.infer<typeof RoutingRule>;
 
 export const RoutingRules = z.array(RoutingRule).max(1000).refine(uniqueNames, 'route names must be unique');
+
+/**
+ * Where a routing is written (the admin PUT's RoutingBody, `proxyplane routing apply`'s file), each host
+ * must be one a request can have (isMatchableHostPattern): HostPattern took `10.0.0.1:8080`, `.`, `:::` and
+ * `*.0.0.1`, stored them with a 200, and the route silently matched nothing (or IP literals). Only there,
+ * never in HostPattern: routing documents and snapshots already stored with such a host must still parse.
+ */
+export function refuseUnmatchableHosts(
+  routes: readonly { match: { hosts: readonly string[] } }[],
+  ctx: z.RefinementCtx,
+  at: readonly PropertyKey[],
+): void {
+  routes.forEach((route, i) => {
+    route.match.hosts.forEach((host, j) => {
+      if (isMatchableHostPattern(host)) return;
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, i, 'match', 'hosts', j],
+        message:
+          'matches no request host: a host pattern is "*", a name, "*." and a name, or an IP address (IPv6 bare or in brackets), with no port',
+        params: { issue: 'invalid_host' },
+      });
+    });
+  });
+}
 
 /** The route a worker gets: the stored rule without what only the control plane reads. */
 export function wireRoute(rule: RoutingRule): GatewayRoute {

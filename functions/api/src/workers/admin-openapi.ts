@@ -4,7 +4,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { urlCarriesCredentials } from '../../../../shared/src/domain/health-check-url.js';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
-import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
+import {
+  MAX_TARGET_CHECKS,
+  RoutingRules,
+  refuseUnmatchableHosts,
+} from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { ifMatchHeader } from '../routes/if-match-header.js';
@@ -18,7 +22,8 @@ import { json as jsonBody, limitBytes } from './http.js';
 // Selector keys are held to the proxy attribute-key rule on top of it: a key that is not an attribute key
 // can never match a proxy, and some are not even storable ("__name__", "__x__" are Firestore-reserved
 // field names: the write failed on every retry). Only here, not in the wire schema: routing documents and
-// snapshots already stored with such keys must still parse.
+// snapshots already stored with such keys must still parse. So are hosts, to those a request can have
+// (refuseUnmatchableHosts: `10.0.0.1:8080` was stored with a 200 and matched nothing), the same way.
 const SelectorKeys = z.record(AttributeKey, z.unknown());
 export const RoutingBody = z
   .object({ routes: RoutingRules.min(1) })
@@ -49,6 +54,7 @@ export const RoutingBody = z
         ctx.addIssue({ ...issue, path: ['routes', i, 'selector', ...issue.path] });
       }
     });
+    refuseUnmatchableHosts(body.routes, ctx, ['routes']);
   });
 export const ReclaimBody = z
   .object({
@@ -259,7 +265,7 @@ export const putRoutingRoute = createRoute({
       ),
     ),
     400: error(
-      'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, repeated names, invalid_if_match…), or a query parameter',
+      'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, invalid_host, repeated names, invalid_if_match…), or a query parameter',
     ),
     412: error(
       'precondition_failed: If-Match names none of the revision the routing is at (`revision` in the body); nothing was written',

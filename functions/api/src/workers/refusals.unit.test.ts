@@ -16,7 +16,13 @@ import { RateLimiter, WORKER_RATES } from './rate-limit.js';
 const WORKER = 'gw-1-token-0123456789abcdef';
 const ADMIN = 'admin-token-0123456789abcdef';
 
-function app() {
+/** What got past the checks of a routing PUT: the documents written and the passes asked for. */
+interface Seen {
+  writes: unknown[];
+  passes: unknown[];
+}
+
+function app(seen: Seen = { writes: [], passes: [] }) {
   const down = async () => {
     throw new WorkerStoreError('unavailable', 'stubbed');
   };
@@ -31,6 +37,13 @@ function app() {
     limiter: new RateLimiter(() => 0),
     workers: { get: down, page: down, listInView: down },
     ownership: { read: down },
+    routing: {
+      put: async (config: unknown) => {
+        seen.writes.push(config);
+        return { written: true, unchanged: false, revision: seen.writes.length };
+      },
+    },
+    requester: { request: async (req: unknown) => void seen.passes.push(req) },
     clock: new ManualClock(new Date('2026-12-01T00:00:00Z')),
     log: memoryLogger(),
   } as unknown as WorkersApiDeps;
@@ -200,6 +213,72 @@ describe('gateway admin routes', () => {
       body: invalidBody,
       retryAfter: null,
     });
+  });
+
+  // HostPattern (the stored and wire schema) takes these, so they were stored with a 200 and a pass: indexed
+  // as written, the route matched no request (a host never carries a port) or, `*.0.0.1`, the IP literal
+  // 10.0.0.1. Refused here only: a routing already stored with one still parses.
+  const routing = (hosts: string[]) => ({
+    routes: [{ name: 'r', match: { hosts }, policy: 'least-active' }],
+  });
+  it.each(['10.0.0.1:8080', '.', ':::', '*.0.0.1', '1.2.3.4:443', 'a..b', '*.10.0.0', '010.0.0.1'])(
+    'routing: host %j can match no request: 400 at its path, nothing written, no pass',
+    async (host) => {
+      const seen: Seen = { writes: [], passes: [] };
+      expect(await app(seen)('PUT', '/v1/gateway/routing', routing(['shop.example', host]))).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          message: 'invalid request body',
+          issues: [expect.objectContaining({ path: 'routes.0.match.hosts.1', code: 'invalid_host' })],
+        },
+        retryAfter: null,
+      });
+      expect(seen).toEqual({ writes: [], passes: [] });
+    },
+  );
+
+  it('routing: the hosts accepted before that can match a request still are (stored, a pass asked for)', async () => {
+    const seen: Seen = { writes: [], passes: [] };
+    const hosts = [
+      '*',
+      'Shop.Example',
+      '*.example.com',
+      'cafe.be.',
+      '_acme.example',
+      '10.0.0.1',
+      '[10.0.0.1]',
+      '2001:db8::1',
+      '[2001:DB8::1]',
+      '::ffff:1.2.3.4',
+    ];
+    expect(await app(seen)('PUT', '/v1/gateway/routing', routing(hosts))).toMatchObject({
+      status: 200,
+      body: { revision: 1 },
+    });
+    expect(seen.writes).toEqual([
+      expect.objectContaining({
+        routes: [
+          expect.objectContaining({
+            match: {
+              hosts: [
+                '*',
+                'shop.example',
+                '*.example.com',
+                'cafe.be.',
+                '_acme.example',
+                '10.0.0.1',
+                '10.0.0.1',
+                '2001:db8::1',
+                '2001:db8::1',
+                '::ffff:1.2.3.4',
+              ],
+            },
+          }),
+        ],
+      }),
+    ]);
+    expect(seen.passes).toHaveLength(1);
   });
 
   it('routing: a malformed If-Match is a bad request header, not a bad body', async () => {

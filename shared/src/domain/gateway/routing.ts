@@ -3,7 +3,7 @@
 // a few map look-ups instead of a scan (first matching route wins, as the seed's ordered Routing says).
 import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
 import type { DrainMark } from './drain-bound.js';
-import { canonicalIpv6 } from './ip.js';
+import { canonicalIpv6, parseIpv4, parseIpv6 } from './ip.js';
 import { drain, SLICE_ITEMS, type Sliced } from './slices.js';
 
 /** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
@@ -171,6 +171,25 @@ export function normalizeHost(host: string): string {
   if (h.endsWith('.')) h = h.slice(0, -1);
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
   return canonicalIpv6(h);
+}
+
+const NAME_LABEL = /^[-a-z0-9_]+$/;
+
+/**
+ * Whether a route host (as HostPattern gives it: lower case, IPv6 brackets dropped) can match a request's
+ * host as normalizeHost gives it: `*`; a name (no empty label, a letter somewhere, one trailing dot
+ * allowed), bare or after `*.`; an IPv4 address parseIpv4 takes; or an IPv6 address parseIpv6 takes (no
+ * zone). HostPattern alone also takes `10.0.0.1:8080` (a port: request hosts carry none), `.`, `:::` —
+ * indexed as written, they match nothing — and `*.0.0.1` (an IPv4 tail, which matched the literal
+ * 10.0.0.1: `*.suffix` is for names).
+ */
+export function isMatchableHostPattern(host: string): boolean {
+  if (host === '*') return true;
+  if (host.includes(':')) return /^[0-9a-f:.]+$/.test(host) && parseIpv6(host) !== null;
+  if (parseIpv4(host)) return true;
+  // One trailing dot is dropped, as normalizeHost drops it (`cafe.be.` matches `cafe.be`).
+  const name = (host.startsWith('*.') ? host.slice(2) : host).replace(/\.$/, '');
+  return /[a-z]/.test(name) && name.split('.').every((label) => NAME_LABEL.test(label));
 }
 
 /** The first route (in snapshot order) whose hosts match; `host` must already be normalised. */

@@ -1,0 +1,49 @@
+// isMatchableHostPattern (routing.ts) says which route hosts the API and `routing apply` take: those a
+// request's host, normalised as the listeners normalise it, can match in matchRoute.
+import { describe, expect, it } from 'vitest';
+import { HostPattern } from '../../messages/gateway-snapshot.js';
+import { compileRouting, isMatchableHostPattern, matchRoute, normalizeHost } from './routing.js';
+
+const matches = (pattern: string, requestHost: string) => {
+  const route = { name: 'r', match: { hosts: [pattern] }, selector: {}, policy: 'least-active' as const };
+  return matchRoute(compileRouting([route], []), normalizeHost(requestHost))?.name === 'r';
+};
+
+describe('isMatchableHostPattern', () => {
+  it.each([
+    ['*', 'anything.example'],
+    ['shop.example', 'SHOP.example.'],
+    ['*.example.com', 'a.b.example.com'],
+    ['cafe.be.', 'cafe.be'],
+    ['_acme.example', '_acme.example'],
+    ['10.0.0.1', '10.0.0.1'],
+    ['2001:db8::1', '[2001:0DB8:0:0::1]'],
+    ['::ffff:1.2.3.4', '[::ffff:102:304]'],
+  ])('takes %j (it matches %j)', (pattern, requestHost) => {
+    const host = HostPattern.parse(pattern);
+    expect(isMatchableHostPattern(host)).toBe(true);
+    expect(matches(host, requestHost)).toBe(true);
+  });
+
+  // Each is a HostPattern (stored documents keep parsing), indexed as written: it matches no request host
+  // (a port is never part of one), or, `*.0.0.1`, the IP literal 10.0.0.1 (`*.suffix` is for names).
+  it.each([
+    '10.0.0.1:8080',
+    '1.2.3.4:443',
+    '.',
+    ':::',
+    'a..b',
+    'cafe.be..',
+    '*.0.0.1',
+    '*.10.0.0',
+    '010.0.0.1',
+  ])('refuses %j', (pattern) => {
+    const host = HostPattern.parse(pattern);
+    expect(isMatchableHostPattern(host)).toBe(false);
+  });
+
+  it('refuses *.0.0.1, which matched the IP literal 10.0.0.1', () => {
+    expect(matches('*.0.0.1', '10.0.0.1')).toBe(true);
+    expect(isMatchableHostPattern('*.0.0.1')).toBe(false);
+  });
+});
