@@ -53,7 +53,7 @@ describe('/v1/fetch redial', () => {
     await new Promise((r) => live.close(r));
   });
 
-  const proxy = (name: string, port: number): GatewayProxy => ({
+  const proxy = (name: string, port: number, extra: Partial<GatewayProxy> = {}): GatewayProxy => ({
     name,
     host: '127.0.0.1',
     port,
@@ -63,6 +63,7 @@ describe('/v1/fetch redial', () => {
     usableUntil: iso(Date.now() + 3_000_000),
     attributes: {},
     credentialsRef: { secret: 'up', version: 'latest' },
+    ...extra,
   });
   const snapshot = (version: number, proxies: GatewayProxy[]) =>
     buildSnapshot(
@@ -86,6 +87,7 @@ describe('/v1/fetch redial', () => {
       now: Date.now,
       maxStaleAgeMs: Number.POSITIVE_INFINITY,
     },
+    proxies: GatewayProxy[] = [proxy('a-dead', deadPort), proxy('b-live', livePort)],
   ): Promise<FetchDeps> {
     const creds = new StaticCredentialResolver();
     creds.replace({ up: { username: 'u', password: 'p' } });
@@ -97,7 +99,7 @@ describe('/v1/fetch redial', () => {
       stickyTableSize: 10,
       outcomeQueueSize: 10,
     });
-    const first = snapshot(1, [proxy('a-dead', deadPort), proxy('b-live', livePort)]);
+    const first = snapshot(1, proxies);
     expect(await worker.applySnapshot(first)).toMatchObject({ ok: true });
     let lookups = 0;
     const sockets = newSocketCounts();
@@ -271,4 +273,63 @@ describe('/v1/fetch redial', () => {
       expect(connections).toBe(dialled);
     },
   );
+
+  // gateway_suspect_fallbacks_total counts requests sent to a SUSPECT upstream (docs/gateway.md § Metrics),
+  // and an alert divides it by requests: a fetch that picks again counts once. Each pick counted, so one
+  // fetch redialled between suspect proxies counted 2 (3 with a third pick after the look-up), exactly
+  // when SUSPECT proxies fail and the alert matters.
+  const suspect = { suspect: true } as const;
+
+  it('a fetch redialled from one SUSPECT fallback to another counts one fallback', async () => {
+    connections = 0;
+    redials.length = 0;
+    const d = await deps(() => {}, undefined, [
+      proxy('a-dead', deadPort, suspect),
+      proxy('b-live', livePort, suspect),
+    ]);
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(1);
+    expect(d.worker.suspectFallbacks).toBe(1);
+  });
+
+  it('a fetch that picks a third time (the redial’s proxy revoked during its look-up) still counts one', async () => {
+    connections = 0;
+    redials.length = 0;
+    let w: GatewayWorker | undefined;
+    const d = await deps(
+      (n) => {
+        if (n === 2) w?.revokeProxyIds(['b-live']);
+      },
+      undefined,
+      [
+        proxy('a-dead', deadPort, suspect),
+        proxy('b-live', livePort, suspect),
+        proxy('c-live', livePort, suspect),
+      ],
+    );
+    w = d.worker;
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(1);
+    expect(w.suspectFallbacks).toBe(1);
+  });
+
+  it('a fetch whose sound proxy refused the dial and whose redial falls back to a SUSPECT one counts one', async () => {
+    // The sound proxy is avoided for the redial (its dial refused): going past it to the suspect one is a
+    // fallback, though the sound one is still usable for other requests.
+    connections = 0;
+    redials.length = 0;
+    const d = await deps(() => {}, undefined, [
+      proxy('a-dead', deadPort),
+      proxy('b-live', livePort, suspect),
+    ]);
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(1);
+    expect(d.worker.suspectFallbacks).toBe(1);
+  });
 });

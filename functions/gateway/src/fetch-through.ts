@@ -124,6 +124,8 @@ interface Redial {
   readonly failed: Upstream<UpstreamAuth>;
   /** The first attempt's own deadline, a `performance.now()` instant. */
   readonly deadline: number;
+  /** The fetch went to a SUSPECT upstream as the fallback already, and was counted (worker.ts pick). */
+  readonly fellBack: boolean;
 }
 
 export async function fetchThrough(
@@ -208,11 +210,11 @@ export async function fetchThrough(
   const kept = redial && snap?.upstreams.get(redial.upstream.name);
   const picked =
     redial && kept && kept.name !== redial.failed.name && isUsable(kept, now)
-      ? ({ kind: 'ok', route: redial.route, upstream: kept } as const)
-      : deps.worker.pick(host, now, sticky, redial?.failed);
+      ? ({ kind: 'ok', route: redial.route, upstream: kept, fellBack: redial.fellBack } as const)
+      : deps.worker.pick(host, now, sticky, redial?.failed, redial?.fellBack);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
-  const { upstream: u, route } = picked;
+  const { upstream: u, route, fellBack } = picked;
   /**
    * After a dial that failed before the upstream took a byte: the fetch again through another proxy of
    * the route, when there is one (the failed dial reported first, as without the retry); else null. Only
@@ -223,7 +225,8 @@ export async function fetchThrough(
     if (redial || caller.gone || deps.worker.refusalAfterLookup() !== null) return null;
     // Avoided by name (pick.ts): a swap during the dial compiled a new entry for the proxy, which must stay
     // out too (for certain on a sticky route), or the one redial is spent on the dead proxy again.
-    const other = deps.worker.pick(host, Date.now(), sticky, u);
+    // A fallback this fetch's first pick made is counted already: once per request, not per pick.
+    const other = deps.worker.pick(host, Date.now(), sticky, u, fellBack);
     if (other.kind !== 'ok') return null;
     deps.recorder.redialed('fetch');
     outcome('DIAL', false);

@@ -92,6 +92,8 @@ export class ProxySession implements ForwardOwner {
   private address = '';
   /** One redial per request (redial()). */
   private redialed = false;
+  /** A pick of this request fell back to a SUSPECT upstream, counted once (worker.ts pick `counted`). */
+  private fellBack = false;
   /** The request came with a body (Content-Length > 0). */
   private hadBody = false;
   /** Pinned plain HTTP whose Host names another target: its request waits for the upstream's 200. */
@@ -308,6 +310,7 @@ export class ProxySession implements ForwardOwner {
       return;
     }
     this.route = picked.route;
+    this.fellBack = picked.fellBack;
     this.address = d.address;
     this.pinned = formatAuthority(d.address, this.port);
     this.useUpstream(picked.upstream);
@@ -353,8 +356,9 @@ export class ProxySession implements ForwardOwner {
     if (worker.refusalAfterLookup() !== null) return false;
     // Avoided by name (pick.ts): a swap since the first pick compiled a new entry for the proxy, which
     // must stay out too.
-    const picked = worker.pick(this.host, Date.now(), this, failed);
+    const picked = worker.pick(this.host, Date.now(), this, failed, this.fellBack);
     if (picked.kind !== 'ok') return false;
+    this.fellBack = picked.fellBack;
     this.redialed = true;
     this.ctx.recorder.redialed('proxy');
     this.recordOutcome('DIAL', false);

@@ -1,13 +1,17 @@
 // ProxySession on a stand-in client socket: reading a request head that arrives in pieces (what the client
 // is answered, and what reading the head cost in buffer allocations, counted, not timed); the sweep
 // cutting a lingering session off an upstream it must let go; the redial's avoided proxy, and no redial
-// from a stale snapshot during a drain.
+// from a stale snapshot during a drain; a redialled request counting one SUSPECT fallback (a gateway in
+// process, real loopback sockets).
 import { EventEmitter } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
-import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ClientAuth } from './client-auth.js';
+import { loadGatewayConfig } from './config.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { startGateway } from './gateway.js';
 import { parseRequestHead } from './head.js';
 import { jsonLogger } from './logger.js';
 import type { ProxyContext } from './proxy-listener.js';
@@ -385,5 +389,106 @@ describe('ProxySession.stickyValue', () => {
     const { s } = session(8192);
     Object.assign(s, { user: 'bob', head: parseRequestHead('CONNECT a:443 HTTP/1.1\r\nX-Session: ') });
     expect(s.stickyValue({ header: 'x-session' })).toBeUndefined();
+  });
+});
+
+// gateway_suspect_fallbacks_total counts requests sent to a SUSPECT upstream (docs/gateway.md § Metrics),
+// and an alert divides it by requests: a request the listener redials counts once. Each pick counted, so
+// one CONNECT redialled between suspect proxies counted 2, exactly when SUSPECT proxies fail.
+describe('ProxySession redialling onto a SUSPECT upstream', () => {
+  /** Answers a CONNECT and closes; a port nobody listens on; a gateway with the two proxies, round-robin. */
+  async function connectThrough(suspect: { dead: boolean; live: boolean }) {
+    const live = net.createServer((c) => {
+      c.on('error', () => {});
+      c.once('data', () => c.end('HTTP/1.1 200 Connection established\r\n\r\n'));
+    });
+    await new Promise<void>((r) => live.listen(0, '127.0.0.1', r));
+    const dead = net.createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadPort = (dead.address() as AddressInfo).port;
+    await new Promise((r) => dead.close(r));
+    const t = Date.now();
+    const later = new Date(t + 3_600_000).toISOString();
+    const proxy = (name: string, port: number, isSuspect: boolean): GatewayProxy => ({
+      name,
+      host: '127.0.0.1',
+      port,
+      protocol: 'http',
+      capacity: 5,
+      expiresAt: later,
+      usableUntil: later,
+      attributes: {},
+      suspect: isSuspect,
+    });
+    const given = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: new Date(t).toISOString(),
+        validUntil: new Date(t + 600_000).toISOString(),
+        // Round-robin from the first: the dead proxy is tried first.
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [
+          proxy('a-dead', deadPort, suspect.dead),
+          proxy('b-live', (live.address() as AddressInfo).port, suspect.live),
+        ],
+      },
+      sha256Hex,
+    );
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_AUTH: 'none',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('error', () => {}),
+      version: 't',
+      workerId: 'w1',
+      source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
+      reporter: { start: () => {}, stop: async () => {} },
+      // Never dialled here: only named in the CONNECT the upstream answers.
+      resolve: async () => ['8.8.8.8'],
+    });
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const c = net.connect(gw.proxyPort!, '127.0.0.1');
+        let got = '';
+        c.on('error', reject);
+        c.on('data', (b) => {
+          got += b.toString('latin1');
+          if (got.includes('\r\n\r\n')) {
+            c.destroy();
+            resolve(got);
+          }
+        });
+        c.on('close', () => resolve(got));
+        c.write('CONNECT site.example:443 HTTP/1.1\r\nHost: site.example:443\r\n\r\n');
+      });
+      const outcomes = gw.worker.takeOutcomes(10).map((o) => `${o.proxy} ${o.stage} ${o.ok}`);
+      return { answer, outcomes, fallbacks: gw.worker.suspectFallbacks };
+    } finally {
+      await gw.shutdown();
+      await new Promise((r) => live.close(r));
+    }
+  }
+
+  it('a CONNECT whose SUSPECT fallback refused the dial, redialled to another, counts one fallback', async () => {
+    const r = await connectThrough({ dead: true, live: true });
+    expect(r.answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r.outcomes).toContain('a-dead DIAL false');
+    expect(r.fallbacks).toBe(1);
+  });
+
+  it('a CONNECT whose sound proxy refused the dial, redialled to a SUSPECT one, counts one fallback', async () => {
+    // The sound proxy is avoided for the redial (its dial refused): going past it to the suspect one is a
+    // fallback, though the sound one is still usable for other requests.
+    const r = await connectThrough({ dead: false, live: true });
+    expect(r.answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r.outcomes).toContain('a-dead DIAL false');
+    expect(r.fallbacks).toBe(1);
   });
 });

@@ -159,4 +159,39 @@ describe('the SUSPECT metrics', () => {
     expect(chosen(worker.pick('example.com', t, session)).name).toBe(pinned);
     expect(worker.suspectFallbacks).toBe(1);
   });
+
+  it('count a request once however often it picks: a redial passes on that it fell back (pick `counted`)', async () => {
+    const t = Date.UTC(2026, 0, 1);
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => t),
+      log: jsonLogger('error', () => {}),
+      now: () => t,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    await worker.applySnapshot(
+      snapshot(1, t, [proxy('a', t), proxy('b', t, { suspect: true }), proxy('c', t, { suspect: true })]),
+    );
+    const a = worker.snapshot()!.upstreams.get('a')!;
+    // The sound proxy usable: no fallback.
+    const first = worker.pick('example.com', t, noSticky);
+    expect(first).toMatchObject({ kind: 'ok', fellBack: false });
+    expect(chosen(first).name).toBe('a');
+    // Its dial refused, the redial avoids it: the only sound proxy out of this request's reach, the
+    // suspect one picked is a fallback, counted.
+    const redial = worker.pick('example.com', t, noSticky, a, false);
+    expect(redial).toMatchObject({ kind: 'ok', fellBack: true });
+    expect(chosen(redial).suspect).toBe(true);
+    expect(worker.suspectFallbacks).toBe(1);
+    // A further pick of the same request (counted): still fellBack, not counted again.
+    const third = worker.pick('example.com', t, noSticky, chosen(redial), true);
+    expect(third).toMatchObject({ kind: 'ok', fellBack: true });
+    expect(worker.suspectFallbacks).toBe(1);
+    // Another request, its sound proxy at capacity: a fallback of its own.
+    a.live.reserved = 1;
+    expect(worker.pick('example.com', t, noSticky)).toMatchObject({ kind: 'ok', fellBack: true });
+    expect(worker.suspectFallbacks).toBe(2);
+  });
 });

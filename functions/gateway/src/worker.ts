@@ -130,7 +130,16 @@ export interface StickySource {
 }
 
 export type PickResult =
-  | { kind: 'ok'; route: CompiledRoute<UpstreamAuth>; upstream: Upstream<UpstreamAuth> }
+  | {
+      kind: 'ok';
+      route: CompiledRoute<UpstreamAuth>;
+      upstream: Upstream<UpstreamAuth>;
+      /**
+       * The request has gone to a SUSPECT upstream as the fallback, counted once in suspectFallbacks: by
+       * this pick, or by an earlier one of the same request (pick's `counted`). A redial passes it on.
+       */
+      fellBack: boolean;
+    }
   | { kind: 'no_route' }
   | { kind: 'no_upstream'; route: CompiledRoute<UpstreamAuth> };
 
@@ -165,8 +174,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    */
   checking = 0;
   /**
-   * Picks that went to a SUSPECT upstream because none of the route's sound ones was usable (the fail-open
-   * fallback): a plain count, read by gateway_suspect_fallbacks_total when /metrics is scraped.
+   * Requests that went to a SUSPECT upstream because none of the route's sound ones was usable (the
+   * fail-open fallback): a plain count, read by gateway_suspect_fallbacks_total when /metrics is scraped.
+   * Once per request, however often it picks (a redial picks again: pick's `counted`).
    */
   suspectFallbacks = 0;
   /** Outcomes taken off the queue and dropped unsent, too old to report (control/reporting.ts). */
@@ -561,9 +571,17 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   /**
    * Hot path: one read of the snapshot reference, then the route's policy. `avoid`: the upstream this
-   * request just failed to dial, never picked again for it (pick.ts).
+   * request just failed to dial, never picked again for it (pick.ts). `counted`: an earlier pick of this
+   * request fell back already (its result's `fellBack`), so this one counts no fallback again — a request
+   * counts once in suspectFallbacks, which the alert divides by requests (terraform/monitoring.tf).
    */
-  pick(host: string, nowMs: number, sticky: StickySource, avoid?: Upstream<UpstreamAuth>): PickResult {
+  pick(
+    host: string,
+    nowMs: number,
+    sticky: StickySource,
+    avoid?: Upstream<UpstreamAuth>,
+    counted = false,
+  ): PickResult {
     const snap = this.current;
     const route = snap ? matchRoute(snap.table, host) : undefined;
     if (!route) return { kind: 'no_route' };
@@ -577,9 +595,11 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       key === undefined ? '' : sticky.stickyOwner(),
     );
     if (!upstream) return { kind: 'no_upstream', route };
-    // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick.
-    if (upstream.suspect && !anyUsable(route.sound, nowMs)) this.suspectFallbacks++;
-    return { kind: 'ok', route, upstream };
+    // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick. A sound
+    // proxy avoided (its dial just refused) is no candidate for this request: going past it is a fallback.
+    const fellBack = counted || (upstream.suspect === true && !anyUsable(route.sound, nowMs, avoid));
+    if (fellBack && !counted) this.suspectFallbacks++;
+    return { kind: 'ok', route, upstream, fellBack };
   }
 
   takeOutcomes(max: number): Outcome[] {
@@ -601,10 +621,18 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 }
 
 /**
- * Whether a suspect pick was the fallback: no sound candidate usable. A sticky key pinned to a proxy that
- * turned SUSPECT stays on it while sound ones are usable (pick.ts): that is no fallback, and not counted.
+ * Whether a suspect pick was the fallback: no sound candidate usable, the one avoided not being one. A
+ * sticky key pinned to a proxy that turned SUSPECT stays on it while sound ones are usable (pick.ts): that
+ * is no fallback, and not counted.
  */
-function anyUsable(list: readonly Upstream<UpstreamAuth>[], nowMs: number): boolean {
-  for (let i = 0; i < list.length; i++) if (isUsable(list[i]!, nowMs)) return true;
+function anyUsable(
+  list: readonly Upstream<UpstreamAuth>[],
+  nowMs: number,
+  avoid: Upstream<UpstreamAuth> | undefined,
+): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const u = list[i]!;
+    if ((avoid === undefined || u.name !== avoid.name) && isUsable(u, nowMs)) return true;
+  }
   return false;
 }
