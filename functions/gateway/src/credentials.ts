@@ -65,6 +65,7 @@ export class CredentialCache {
   constructor(
     private readonly resolver: CredentialResolver,
     private readonly ttlMs: number,
+    /** Milliseconds, for ages only: the gateway gives a monotonic clock (performance.now). */
     private readonly now: () => number,
     /** A reference not resolved within this long counts as failed for this snapshot (last good value kept). */
     private readonly timeoutMs = CREDENTIAL_RESOLVE_TIMEOUT_MS,
@@ -83,8 +84,9 @@ export class CredentialCache {
     await Promise.all(
       [...unique].map(async ([key, ref]) => {
         const cached = this.entries.get(key);
-        const fresh =
-          cached && ((ref.version ?? 'latest') !== 'latest' || this.now() - cached.atMs < this.ttlMs);
+        // An age below zero (a clock stepped back) is not fresh: it would hold `latest` for the step too.
+        const age = cached ? this.now() - cached.atMs : -1;
+        const fresh = cached && ((ref.version ?? 'latest') !== 'latest' || (age >= 0 && age < this.ttlMs));
         if (cached && fresh) {
           out.set(key, cached.value);
           return;

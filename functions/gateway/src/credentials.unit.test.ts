@@ -23,6 +23,17 @@ describe('CredentialCache', () => {
     expect(calls.get('s@7')).toBe(1);
   });
 
+  it('a clock stepped back makes no `latest` copy fresh: it is read again', async () => {
+    const { resolver, calls } = counting();
+    let t = 1_000_000;
+    const cache = new CredentialCache(resolver, 60_000, () => t);
+    await cache.resolveAll([{ secret: 's', version: 'latest' }]);
+    t -= 3_600_000; // an hour back, then past the TTL from there: the copy's age is still negative
+    t += 60_001;
+    await cache.resolveAll([{ secret: 's', version: 'latest' }]);
+    expect(calls.get('s@latest')).toBe(2);
+  });
+
   it('forgets a version no snapshot names any more: rotations do not pile up revoked passwords', async () => {
     // Snapshots carry the version each proxy's VM serves (status.servedCredentials), so every rotation
     // brings a new pinned reference and the previous one stops being named. Kept, each would stay in

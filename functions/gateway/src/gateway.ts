@@ -99,7 +99,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   const credentials = new CredentialCache(
     deps.resolver ?? staticCreds,
     cfg.GATEWAY_CREDENTIALS_TTL_SECONDS * 1000,
-    now,
+    () => performance.now(), // ages only: a wall clock stepped back would keep `latest` past its TTL
   );
   let fileSource: FileSnapshotSource | null = null;
   let source = deps.source;
