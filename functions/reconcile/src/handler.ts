@@ -10,6 +10,7 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
+import { isLatched } from '../../../shared/src/domain/reconcile/managed.js';
 import {
   isKnownReconcileReason,
   ReceivedReconcileRequest,
@@ -92,13 +93,15 @@ export async function handleReconcile(
   // does a new version of a secret it names: the cloud-init it boots from (`secretRef`: its digest is in the
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
   // Once: for this delivery's passes, which are that one attempt — a re-run after a lost write, and a pass
-  // chained by RequeueNow (the adopt arm records a hash and asks again at once, the status still latched:
-  // the next pass is the one that decides on the instance). A latch over an instance recorded with its hash
-  // unknown is one recorded after it (the provider, a cloud-init failing for good), or one recordBeforeRetry
-  // kept over the VM it named before it cleared the latch (documents written then). It cannot run twice:
-  // every arm that records PermanentError asks for no requeue (failure.ts, cloud-init-error.ts,
+  // chained by RequeueNow while the status it wrote is still latched (the adopt arm records a hash and asks
+  // again at once, PermanentError kept: the next pass is the one that decides on the instance). A latch over
+  // an instance recorded with its hash unknown is one recorded after it (the provider, a cloud-init failing
+  // for good), or one recordBeforeRetry kept over the VM it named before it cleared the latch (documents
+  // written then). A pass that wrote an unlatched status (instance-missing, replace/gone) ends it: a latch
+  // the next pass reads is another request's, written after the operator acted, and is met. It cannot run
+  // twice: every arm that records PermanentError asks for no requeue (failure.ts, cloud-init-error.ts,
   // provider-missing), so a pass that latches again ends the delivery, and the next request meets the latch.
-  const retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
+  let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
   const mayStart = (pass: number) => pass === 1 || budgetLeft() > 0;
@@ -126,6 +129,12 @@ export async function handleReconcile(
       }
       await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
       throw err;
+    }
+    if (
+      last.kind !== 'conflict' &&
+      !('status' in last && isLatched({ ...last.proxy, status: last.status }))
+    ) {
+      retryLatched = false;
     }
     if (last.created) created.set(last.created.uid, last.created);
     if (last.kind === 'conflict' && last.created) unrecorded.set(last.created.uid, last.created);

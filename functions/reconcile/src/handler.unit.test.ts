@@ -351,7 +351,7 @@ describe('reconcile handler: managed lifecycle', () => {
   // The write that would record the manual attempt's VM throws (Firestore unavailable): recordBeforeRetry
   // names it, its hash unknown, and the latch is gone with the create it recorded as failed for good. The
   // redelivery's adopt pass records the hash and asks to run again at once; the next pass decides on the VM.
-  it('a manual attempt whose status write throws is finished by its redelivery past the latch: the VM is provisioned', async () => {
+  it('a manual attempt whose status write throws: its VM is recorded Provisioning, the redelivery adopts and provisions it, a later failure for good latches again', async () => {
     await create();
     t.provider.failNext('create', 'permanent');
     await t.run('p1', 'created');
@@ -403,7 +403,13 @@ describe('reconcile handler: managed lifecycle', () => {
     };
     await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
     const [providerId] = [...t.provider.instances.keys()];
-    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId, specHash: '' });
+    // Due: what lets the requeue sweep find it once the manual request's redeliveries run out.
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Provisioning',
+      providerId,
+      specHash: '',
+      nextReconcileAt: safetyNet(),
+    });
     await t.run('p1', 'requeue'); // the sweep's request after a dead letter, not the manual redelivery
     const status = (await t.doc())!.status;
     expect(status).toMatchObject({ phase: 'Provisioning', providerId });
@@ -438,6 +444,70 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(status.specHash).not.toBe('');
     expect(status.nextReconcileAt).not.toBeNull();
     expect(t.provider.callsOf('create')).toBe(2);
+  });
+
+  // The chain past the latch, pass by pass: the adopt arm keeps PermanentError and asks again at once (still
+  // past it), instance-missing writes Provisioning and asks again (no latch left to go past), the create
+  // is refused for good and latches it: one create, and no request but the next manual one goes past it.
+  it('a manual request on a latch over a vanished VM with its hash unknown: adopt, instance-missing, one create, latched again', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    const latched = (await t.doc())!.status;
+    expect(latched.phase).toBe('Failed');
+    await t.run('p1', 'manual'); // creates the VM
+    const [providerId] = [...t.provider.instances.keys()];
+    const stored = (await t.store.get('p1'))!;
+    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
+    t.provider.instances.delete(providerId!);
+    t.provider.failNext('create', 'permanent');
+    const creates = t.provider.callsOf('create');
+    const outcome = await t.run('p1', 'manual');
+    expect(outcome.passes).toBe(3);
+    const branches = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined).slice(-3);
+    expect(branches.map((l) => l.branch)).toEqual(['adopt', 'instance-missing', 'create/permanent']);
+    expect(t.provider.callsOf('create')).toBe(creates + 1);
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Failed',
+      providerId: null,
+      nextReconcileAt: null,
+    });
+    await t.run('p1', 'requeue'); // latched: nothing
+    expect(t.provider.callsOf('create')).toBe(creates + 1);
+  });
+
+  // A manual request's passes chained by RequeueNow go past a latch only while the status they wrote is
+  // still latched (the adopt arm): a latch another request writes after the operator acted is not the one
+  // the request was sent for. Here the VM of a Provisioned proxy vanished; the manual pass records it
+  // missing (Provisioning, RequeueNow) and, before its next pass, a concurrent request's create fails for
+  // good and latches the proxy: that next pass meets the latch and creates nothing.
+  it('a manual request does not go past a latch another request wrote between its passes: no second create', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'requeue');
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioned', providerId });
+    t.provider.instances.delete(providerId!);
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async (name, status, version) => {
+      t.store.writeStatus = realWrite;
+      const outcome = await realWrite(name, status, version); // the manual pass 1: instance-missing
+      // Meanwhile, another request's pass creates the instance and is refused for good: latched.
+      t.provider.failNext('create', 'permanent');
+      await t.run('p1', 'requeue');
+      expect((await t.doc())!.status.phase).toBe('Failed');
+      return outcome;
+    };
+    await t.run('p1', 'manual');
+    expect(t.provider.callsOf('create')).toBe(2); // the first VM's and the concurrent one: none of its own
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Failed',
+      providerId: null,
+      nextReconcileAt: null,
+    });
   });
 
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
