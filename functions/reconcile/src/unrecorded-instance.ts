@@ -21,10 +21,9 @@
 
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { instanceNameFromUid, isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
+import { isInstanceNamedFor, uidKey } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
-import { ProvisionedReason } from '../../../shared/src/domain/proxy.js';
-import { setProvisioned } from '../../../shared/src/domain/reconcile/conditions.js';
+import { creatingInstance } from '../../../shared/src/domain/reconcile/managed.js';
 import { nextReconcileAt } from '../../../shared/src/domain/reconcile/patch-status.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -206,8 +205,8 @@ async function handOffLate(
  * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
- * instance; its Provisioned condition as the create arm writes it (managed.ts: False, Provisioning,
- * "creating instance …"), its phase derived again and due now: Provisioning, or Deleting. Never Failed,
+ * instance; its Provisioned condition as the create arm writes it (managed.ts creatingInstance: False,
+ * Provisioning, "creating instance …"), its phase derived again and due now: Provisioning, or Deleting. Never Failed,
  * when a manual (or secret-rotated) attempt past the latch created it: the create the latch recorded as
  * failed for good has just succeeded, and a PermanentError kept over the VM would be met by any plain
  * request — the requeue sweep's once the redeliveries run out (dead-lettered), the `requeue` a delivery
@@ -240,14 +239,7 @@ export async function recordBeforeRetry(
     // finds it due — a Provisioning or Deleting proxy with nothing due is one it never looks at.
     const { proxy } = stored;
     const now = deps.clock.now();
-    const creating = setProvisioned(
-      namingInstance(proxy.status, instance.providerId),
-      false,
-      ProvisionedReason.Provisioning,
-      `creating instance ${instanceNameFromUid(proxy.uid)}`,
-      proxy.generation,
-      now,
-    );
+    const creating = creatingInstance(namingInstance(proxy.status, instance.providerId), proxy, now);
     const naming = { ...creating, nextReconcileAt: nextReconcileAt({ kind: 'now' }, now) };
     const status = { ...naming, phase: computePhase(proxy, naming) }; // Pending would contradict it
     const outcome = await store.writeStatus(name, status, stored.version);

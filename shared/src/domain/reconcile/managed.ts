@@ -21,6 +21,20 @@ export function isLatched(proxy: ProxyResource): boolean {
   return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
 }
 
+/**
+ * `status` with the Provisioned condition of an instance being created (False, Provisioning, "creating
+ * instance <name>"): what the create arm writes, and what a delivery about to throw writes over an instance
+ * it created that no status records yet (reconcile function, unrecorded-instance.ts recordBeforeRetry).
+ */
+export function creatingInstance(
+  status: ProxyResource['status'],
+  proxy: Pick<ProxyResource, 'uid' | 'generation'>,
+  now: Date,
+): ProxyResource['status'] {
+  const message = `creating instance ${instanceNameFromUid(proxy.uid)}`;
+  return setProvisioned(status, false, ProvisionedReason.Provisioning, message, proxy.generation, now);
+}
+
 export function instanceRequest(
   proxy: Managed,
   boot: { script: string; credentialsSecret: string | null },
@@ -67,14 +81,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
     return {
       branch: 'create',
       // providerId is staged by settle() from the create's result.
-      status: setProvisioned(
-        { ...status, specHash: hash },
-        false,
-        ProvisionedReason.Provisioning,
-        `creating instance ${request.name}`,
-        gen,
-        now,
-      ),
+      status: creatingInstance({ ...status, specHash: hash }, proxy, now),
       action: { kind: 'create', request },
       requeue: { kind: 'after', ms: iv.ProvisioningPoll },
     };
