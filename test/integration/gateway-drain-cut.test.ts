@@ -102,6 +102,27 @@ describe('a SIGTERM drain that reaches its bound', () => {
     expect(all.map((o) => [o.stage, o.ok])).toEqual(want);
   });
 
+  // An HTTP/1.0 client reads a body without a length to the connection's end (absolute form de-chunks the
+  // answer for it; a pinned answer goes as the target framed it): a FIN at the cut made the part it had
+  // look like the whole page. Reset, as any other cut mid-answer (cutClient).
+  it.each([
+    ['absolute form', HOSTS.absolute],
+    ['pinned plain HTTP', HOSTS.pinned],
+  ] as const)('%s, an HTTP/1.0 client mid-body: reset at the cut, not ended', async (_, host) => {
+    const gw = await gateway(finalReporter());
+    const c = await clientUntilHead(
+      gw.proxyPort!,
+      `GET http://${host}/endless HTTP/1.0\r\nHost: ${host}\r\n\r\n`,
+    );
+    const how = new Promise<string>((r) => {
+      c.once('end', () => r('end'));
+      c.once('error', (e: NodeJS.ErrnoException) => r(e.code ?? 'error'));
+    });
+    await gw.shutdown();
+    expect(await how).toBe('ECONNRESET');
+    c.destroy();
+  });
+
   // On a kept-alive connection: the connection's close used to read as the upstream dropping a reused
   // connection, and the GET went out again on a fresh one, after the drain's bound.
   it('absolute form waiting for its head on a pooled connection: no failure, not sent again', async () => {

@@ -796,10 +796,9 @@ export class ProxySession implements ForwardOwner {
    * client's to frame: it is reset only when its upstream failed (a reset, an error), mirroring it —
    * before, an upstream's reset reached the client as a FIN too.
    */
-  private cutClient(): void {
+  private cutClient(state = this.state): void {
     const c = this.client;
-    if (this.state === TUNNEL && (this.isConnect ? this.upstreamFailed : !c.writableFinished))
-      c.resetAndDestroy();
+    if (state === TUNNEL && (this.isConnect ? this.upstreamFailed : !c.writableFinished)) c.resetAndDestroy();
     else c.destroy();
   }
 
@@ -856,8 +855,9 @@ export class ProxySession implements ForwardOwner {
    * proxy), reported in the final report against a proxy that had done nothing wrong.
    */
   cut(): void {
+    const state = this.state; // end() leaves DONE: the client is cut as what it was in
     this.end();
-    this.client.destroy();
+    this.cutClient(state);
   }
 
   /**
