@@ -169,8 +169,9 @@ export const RoutingRules = z.array(RoutingRule).max(1000).refine(uniqueNames, '
 
 /**
  * Where a routing is written (the admin PUT's RoutingBody, `proxyplane routing apply`'s file), each host
- * must be one a request can have (isMatchableHostPattern): HostPattern took `10.0.0.1:8080`, `.`, `:::` and
- * `*.0.0.1`, stored them with a 200, and the route silently matched nothing (or IP literals). Only there,
+ * must be one a request can have, read one way by both listeners (isMatchableHostPattern): HostPattern took
+ * `10.0.0.1:8080`, `.`, `:::`, `*.0.0.1` and `010.0.0.1`, stored them with a 200, and the route silently
+ * matched nothing (or IP literals, or only on one listener). Only there,
  * never in HostPattern: routing documents and snapshots already stored with such a host must still parse.
  */
 export function refuseUnmatchableHosts(
@@ -185,7 +186,7 @@ export function refuseUnmatchableHosts(
         code: 'custom',
         path: [...at, i, 'match', 'hosts', j],
         message:
-          'matches no request host: a host pattern is "*", a name, "*." and a name, or an IP address (IPv6 bare or in brackets), with no port',
+          'matches no request host: a host pattern is "*", a name not ending in a number, "*." and such a name, or an IP address (IPv4 dotted decimal; IPv6 bare or in brackets), with no port',
         params: { issue: 'invalid_host' },
       });
     });

@@ -1,5 +1,6 @@
 // isMatchableHostPattern (routing.ts) says which route hosts the API and `routing apply` take: those a
-// request's host, normalised as the listeners normalise it, can match in matchRoute.
+// request's host, normalised as the listeners normalise it, can match in matchRoute, read one way by both
+// listeners (a name ending in a number is an address to /v1/fetch's WHATWG URL, text to the proxy listener).
 import { describe, expect, it } from 'vitest';
 import { HostPattern } from '../../messages/gateway-snapshot.js';
 import { compileRouting, isMatchableHostPattern, matchRoute, normalizeHost } from './routing.js';
@@ -16,6 +17,9 @@ describe('isMatchableHostPattern', () => {
     ['*.example.com', 'a.b.example.com'],
     ['cafe.be.', 'cafe.be'],
     ['_acme.example', '_acme.example'],
+    ['localhost', 'localhost'],
+    ['*.xn--p1ai', 'shop.xn--p1ai'],
+    ['123.example', '123.example'],
     ['10.0.0.1', '10.0.0.1'],
     ['2001:db8::1', '[2001:0DB8:0:0::1]'],
     ['::ffff:1.2.3.4', '[::ffff:102:304]'],
@@ -26,7 +30,9 @@ describe('isMatchableHostPattern', () => {
   });
 
   // Each is a HostPattern (stored documents keep parsing), indexed as written: it matches no request host
-  // (a port is never part of one), or, `*.0.0.1`, the IP literal 10.0.0.1 (`*.suffix` is for names).
+  // (a port is never part of one), or, `*.0.0.1`, the IP literal 10.0.0.1 (`*.suffix` is for names), or it
+  // ends in a number: an address /v1/fetch rewrites (010.0.0.1 is 8.0.0.1, 1.2.3 is 1.2.0.3, 0x7f.1 is
+  // 127.0.0.1) where the proxy listener matches the text.
   it.each([
     '10.0.0.1:8080',
     '1.2.3.4:443',
@@ -37,6 +43,12 @@ describe('isMatchableHostPattern', () => {
     '*.0.0.1',
     '*.10.0.0',
     '010.0.0.1',
+    '1.2.3',
+    '123',
+    '0x7f.1',
+    'foo.123',
+    'a.0x10',
+    '*.1',
   ])('refuses %j', (pattern) => {
     const host = HostPattern.parse(pattern);
     expect(isMatchableHostPattern(host)).toBe(false);
