@@ -3,7 +3,7 @@ import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { routineRequest } from './app.js';
 import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
-import { ADMIN_TOKEN, harness } from './testing/harness.js';
+import { ADMIN_TOKEN, everySurface, harness } from './testing/harness.js';
 
 // credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
 const managed = {
@@ -17,6 +17,30 @@ describe('the service', () => {
     const res = await harness().app.request('/healthz');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, version: 'test' });
+  });
+
+  it('checks a lease route credential once (an ID token is an RS256 verification)', async () => {
+    const h0 = everySurface();
+    let checks = 0;
+    const h = everySurface({
+      auth: {
+        description: h0.deps.auth.description,
+        authenticate: (token) => {
+          checks++;
+          return h0.deps.auth.authenticate(token);
+        },
+      },
+    });
+    for (const [method, path] of [
+      ['POST', '/v1/leases'],
+      ['DELETE', '/v1/leases/abc'],
+    ] as const) {
+      checks = 0;
+      await h.app.request(path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(checks, `${method} ${path}`).toBe(1);
+      // …and checked at all: without a credential, refused before anything else.
+      expect((await h.app.request(path, { method })).status, `${method} ${path}`).toBe(401);
+    }
   });
 
   it('mounts the unauthenticated EGRESS echo only when configured', async () => {

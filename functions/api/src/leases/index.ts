@@ -66,8 +66,7 @@ export function leaseGuards(leases: LeaseApiDeps | undefined, admin: Authenticat
  * only behind it.
  */
 export function useLeaseGuards(app: Hono, deps: LeaseApiDeps, guard: MiddlewareHandler): void {
-  app.use('/v1/leases', guard);
-  app.use('/v1/leases/*', guard);
+  app.use('/v1/leases/*', guard); // Hono's `/*` also matches `/v1/leases` itself: one check a request
   if (deps.registry) app.use('/metrics', guard);
 }
 
