@@ -82,6 +82,18 @@ const SURFACES: Array<[string, string, RequestInit, number]> = [
     401,
   ],
   ['a gateway worker route', '/v1/workers/gw-1/snapshot', bearer(BAD), 401],
+  // a valid worker credential for another worker's id: refused before that worker's bucket is taken
+  ["a worker token on another worker's route (403)", '/v1/workers/gw-2/snapshot', bearer(WORKER), 403],
+  [
+    "a worker token registering another worker's id (403)",
+    '/v1/workers/register',
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${WORKER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'gw-2', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 }),
+    },
+    403,
+  ],
 ];
 
 describe('the app with the failed-authentication limit', () => {

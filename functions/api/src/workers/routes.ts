@@ -3,10 +3,12 @@
 // contract's rule in the service and answers with its stable code. The route definitions, and so
 // /openapi.json, are in worker-openapi.ts.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
 import { noQuery } from '../middleware/no-query.js';
-import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
+import type { WorkerAuthenticator } from './auth.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { json, limitBytes, rateLimit, requireWorker, type WorkerEnv, workerHook } from './http.js';
 import { type RateLimiter, WORKER_RATES } from './rate-limit.js';
@@ -32,11 +34,25 @@ export interface WorkerRoutesDeps extends WorkerServiceDeps {
 const KIB = 1024;
 const NOT_A_WORKER_ID = 'not a worker id';
 
+/**
+ * authorise() for the request's caller, its refusal counted against the caller's address as a failed
+ * authentication (a valid credential that may not be used there, as an admin route counts a crawler
+ * token): it comes before any worker's bucket is taken, so nothing else would limit it.
+ */
+function mayActFor(c: Context<WorkerEnv>, workerId: string): void {
+  try {
+    authorise(c.var.worker, workerId);
+  } catch (err) {
+    noteAuthFailure(c, 'forbidden');
+    throw err;
+  }
+}
+
 /** The path's worker id, once the caller is known to be allowed it: only then may it take that worker's bucket. */
-function workerIdOf(raw: string, caller: WorkerPrincipal): string {
-  const id = WorkerId.safeParse(raw);
+function workerIdOf(c: Context<WorkerEnv>): string {
+  const id = WorkerId.safeParse(c.req.param('id') ?? '');
   if (!id.success) throw new WorkerApiError(400, 'invalid_request', NOT_A_WORKER_ID);
-  authorise(caller, id.data);
+  mayActFor(c, id.data);
   return id.data;
 }
 
@@ -49,7 +65,7 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
    *  route's validators). */
   const forWorker = (endpoint: 'ack' | 'runtime' | 'outcomes' | 'snapshot') =>
     createMiddleware<WorkerEnv>(async (c, next) => {
-      const id = workerIdOf(c.req.param('id') ?? '', c.var.worker);
+      const id = workerIdOf(c);
       rateLimit(deps.limiter, `${endpoint}:${id}`, WORKER_RATES[endpoint]);
       await next();
     });
@@ -62,7 +78,7 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
     { ...registerRoute, middleware: [limitBytes(4 * KIB), noQuery(), json()] as const },
     async (c) => {
       const body = c.req.valid('json');
-      authorise(c.var.worker, body.workerId);
+      mayActFor(c, body.workerId);
       rateLimit(deps.limiter, `register:${c.var.worker.label}:${body.workerId}`, WORKER_RATES.register);
       return c.json(await registerWorker(deps, c.var.worker, body), 200);
     },
