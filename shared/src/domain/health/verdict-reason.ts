@@ -53,9 +53,13 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
     active !== null && s.passive?.track.verdict === s.verdict && RANK[active] < RANK[s.verdict];
   if (s.verdict === 'UNHEALTHY') {
     if (passiveDecides) {
+      // Not only dials and handshakes: a window of failed requests without one success (RESPONSE_HEADERS,
+      // TUNNEL — possibly a dead target behind a working proxy) fails it too (workers/passive.ts signalsOf).
       return {
         reason: 'PassiveFailures',
-        message: 'gateways keep failing to dial the proxy or to complete its handshake (passive signals)',
+        message:
+          'gateways keep failing through the proxy (failed dials or handshakes, or failed requests with no ' +
+          'success at all in the window; passive signals)',
       };
     }
     return egressFailed(s)

@@ -100,6 +100,18 @@ describe('healthReason: the condition reason in status', () => {
     expect(SUSPECT_REASONS.has(reason)).toBe(s.verdict === 'SUSPECT');
   });
 
+  it('PassiveFailures names every failure that counts, not only dials and handshakes', () => {
+    // workers/passive.ts signalsOf: a window of only RESPONSE_HEADERS/TUNNEL failures (a dead target
+    // behind a working proxy) fails the proxy too, so the message must not send the operator to the
+    // gateway's egress and credentials alone.
+    expect(healthReason(state('AVAILABLE', 'UNHEALTHY'))).toEqual({
+      reason: 'PassiveFailures',
+      message:
+        'gateways keep failing through the proxy (failed dials or handshakes, or failed requests with no ' +
+        'success at all in the window; passive signals)',
+    });
+  });
+
   it('a stored verdict without tracks (an older document) still has the probe reason', () => {
     const bare = { ...state('AVAILABLE', null), tracks: {}, verdict: 'UNHEALTHY' as const };
     expect(healthReason(bare)?.reason).toBe('ProbeFailed');
