@@ -209,12 +209,37 @@ export const FLEET_JS = String.raw`
     setLive('live', 'live \u00b7 ' + new Date(v.generatedAt).toLocaleTimeString());
     if (openName) showDetail(openName);
   }
-  if (window.EventSource) {
+  // EventSource reconnects by itself after a dropped stream (Cloud Run ends each at its request timeout), but
+  // gives up for good (CLOSED) on any answer other than 200, and does not say which: a reconnect that lands
+  // on an instance at its stream cap, or still loading its views, is a 503 worth waiting out. A HEAD of the
+  // stream (it holds no slot and builds no view) tells a credential gone (to the login form, once: no loop
+  // spending the auth-failure limit) from a refusal: that one is retried after its Retry-After or a growing
+  // backoff with jitter, at most 60 s apart and MAX_RETRIES times, before the page says to reload.
+  var MAX_RETRIES = 8;
+  var retries = 0;
+  function down() { setLive('down', 'disconnected: reload the page'); }
+  function retry(after) {
+    if (retries >= MAX_RETRIES) return down();
+    var base = Math.max(after > 0 ? after : 0, Math.min(48, 5 * Math.pow(2, retries++)));
+    setTimeout(connect, Math.min(60, base * (1 + Math.random() / 4)) * 1000);
+  }
+  function connect() {
     var es = new EventSource('/fleet/events');
     es.addEventListener('fleet', function (ev) { onView(JSON.parse(ev.data)); });
+    es.onopen = function () { retries = 0; };
     es.onerror = function () {
-      setLive(es.readyState === EventSource.CLOSED ? 'down' : 'reconnecting', es.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting\u2026');
+      setLive('reconnecting', 'reconnecting\u2026');
+      if (es.readyState !== EventSource.CLOSED) return;
+      fetch('/fleet/events', { method: 'HEAD', credentials: 'same-origin', cache: 'no-store' })
+        .then(function (res) {
+          if (res.status === 401 || res.status === 403) location.href = '/fleet/login';
+          else if (res.ok || res.status === 429 || res.status === 503) retry(Number(res.headers.get('retry-after')));
+          else down();
+        }, function () { retry(0); });
     };
+  }
+  if (window.EventSource) {
+    connect();
   } else {
     setInterval(function () {
       fetch('/fleet/api/state', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(onView).catch(function () {});
