@@ -708,6 +708,12 @@ export class ProxySession implements ForwardOwner {
     if (this.isConnect) {
       this.state = TUNNEL;
       this.ctx.recorder.request('proxy', this.route!.name, 'ok');
+      // The proxy has done its part: the tunnel's success is reported now (latency: the handshake's), as a
+      // plain-HTTP answer's is when its head is in. Reported at the tunnel's end, a crawler's tunnels held
+      // for minutes left only the failures of that minute (a dead site's refusals) in the passive window,
+      // and a proxy serving them well was judged as having no success at all (docs/health.md § The
+      // PASSIVE track). An upstream failing mid-way adds a TUNNEL failure when the session ends (end()).
+      this.recordOutcome('TUNNEL', true);
       up.removeListener('data', onUpData);
       up.removeListener('end', onUpEnd);
       c.write(ESTABLISHED);
@@ -861,8 +867,9 @@ export class ProxySession implements ForwardOwner {
   }
 
   /**
-   * Upstream and slot given back, the outcome a client's close tells reported; the close that follows a
-   * cut finds the session DONE and reports nothing more.
+   * Upstream and slot given back, an upstream's failure mid-answer reported (the request's own outcome
+   * went out when it was decided); the close that follows a cut finds the session DONE and reports
+   * nothing more.
    */
   private end(): void {
     const prev = this.state;
@@ -870,13 +877,16 @@ export class ProxySession implements ForwardOwner {
     this.up?.destroy();
     this.fwd?.abort();
     this.releaseSlot();
-    if (prev === TUNNEL && this.isConnect) this.recordOutcome('TUNNEL', !this.upstreamFailed);
-    else if (prev === TUNNEL && this.upstreamFailed) {
-      // Plain HTTP whose answer broke off after its head (contract seed §5: TUNNEL, failed after the
-      // tunnel was established): reported besides the head's own outcome, which told only that the head
-      // came — a truncated answer counted as nothing but a success.
-      this.outcomeDone = false;
-      this.recordOutcome('TUNNEL', false);
+    if (prev === TUNNEL) {
+      // An upstream that failed mid-way (contract seed §5: TUNNEL, failed after the tunnel was
+      // established): reported besides the outcome already recorded — plain HTTP's head, which told only
+      // that the head came (a truncated answer counted as nothing but a success), or a CONNECT tunnel's
+      // success at its establishment. A client leaving, or the gateway's own cut (grant, idle, drain),
+      // adds nothing.
+      if (this.upstreamFailed) {
+        this.outcomeDone = false;
+        this.recordOutcome('TUNNEL', false);
+      }
     } else if (prev > HEAD && prev < TUNNEL)
       this.ctx.recorder.request('proxy', this.route?.name ?? '-', 'client_closed');
   }

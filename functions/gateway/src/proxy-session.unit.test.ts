@@ -1,12 +1,14 @@
 // ProxySession on a stand-in client socket: reading a request head that arrives in pieces (what the client
 // is answered, and what reading the head cost in buffer allocations, counted, not timed); the sweep
 // cutting a lingering session off an upstream it must let go; the redial's avoided proxy, and no redial
-// from a stale snapshot during a drain; a redialled request counting one SUSPECT fallback (a gateway in
-// process, real loopback sockets).
+// from a stale snapshot during a drain; a redialled request counting one SUSPECT fallback, and a CONNECT
+// tunnel's outcomes (a gateway in process, real loopback sockets).
 import { EventEmitter } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { tallyOutcomes } from '../../../shared/src/domain/workers/outcomes.js';
+import { passiveSignals } from '../../../shared/src/domain/workers/passive.js';
 import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ClientAuth } from './client-auth.js';
 import { loadGatewayConfig } from './config.js';
@@ -490,5 +492,178 @@ describe('ProxySession redialling onto a SUSPECT upstream', () => {
     expect(r.answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(r.outcomes).toContain('a-dead DIAL false');
     expect(r.fallbacks).toBe(1);
+  });
+});
+
+// A CONNECT tunnel's outcome is its TUNNEL success once it is established, as a plain-HTTP answer's is
+// once its head is in (docs/gateway.md § Proxy listener). Reported when the tunnel closed, a crawler's
+// tunnels held for minutes left only that minute's target refusals (a dead site's 502s) in the passive
+// window: ok 0, failure ratio 1, and a healthy proxy went UNHEALTHY with its working tunnels cut.
+describe('ProxySession reporting a CONNECT tunnel', () => {
+  /**
+   * A gateway with one proxy p1 on a stand-in upstream (http or SOCKS5): a CONNECT to `down.example`
+   * (resolved to 2.2.2.2) is refused with 502, any other is established and kept open, its upstream side
+   * in `held` for the test to reset.
+   */
+  async function tunnelGateway(protocol: 'http' | 'socks5') {
+    const held: net.Socket[] = [];
+    const up = net.createServer((s) => {
+      s.on('error', () => {});
+      if (protocol === 'http') {
+        s.once('data', (b) => {
+          if (b.toString('latin1').startsWith('CONNECT 2.2.2.2:'))
+            s.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+          else {
+            held.push(s);
+            s.write('HTTP/1.1 200 Connection established\r\n\r\n');
+          }
+        });
+        return;
+      }
+      // SOCKS5, no authentication: the greeting, then a CONNECT to an IPv4 address, answered granted.
+      s.once('data', () => {
+        s.write(Buffer.from([5, 0]));
+        s.once('data', () => {
+          held.push(s);
+          s.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
+        });
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    const t = Date.now();
+    const later = new Date(t + 3_600_000).toISOString();
+    const given = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: new Date(t).toISOString(),
+        validUntil: new Date(t + 600_000).toISOString(),
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [
+          {
+            name: 'p1',
+            host: '127.0.0.1',
+            port: (up.address() as AddressInfo).port,
+            protocol,
+            capacity: 50,
+            expiresAt: later,
+            usableUntil: later,
+            attributes: {},
+            suspect: false,
+          },
+        ],
+      },
+      sha256Hex,
+    );
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_AUTH: 'none',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('error', () => {}),
+      version: 't',
+      workerId: 'w1',
+      source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
+      reporter: { start: () => {}, stop: async () => {} },
+      // Never dialled here: only named in the CONNECT the upstream answers.
+      resolve: async (h: string) => [h.startsWith('down') ? '2.2.2.2' : '8.8.8.8'],
+    });
+    /** A CONNECT through the gateway: its answer's status line, and the client's socket, left open. */
+    const connect = (host: string) =>
+      new Promise<{ answer: string; c: net.Socket }>((resolve, reject) => {
+        const c = net.connect(gw.proxyPort!, '127.0.0.1');
+        let got = '';
+        c.on('error', reject);
+        c.on('data', (b) => {
+          got += b.toString('latin1');
+          if (got.includes('\r\n\r\n')) resolve({ answer: got.split('\r\n')[0]!, c });
+        });
+        c.write(`CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\n\r\n`);
+      });
+    const outcomes = () => gw.worker.takeOutcomes(100).map((o) => `${o.proxy} ${o.stage} ${o.ok}`);
+    const close = async () => {
+      await gw.shutdown();
+      for (const s of held) s.destroy();
+      await new Promise((r) => up.close(r));
+    };
+    return { gw, held, connect, outcomes, close };
+  }
+
+  /** Until `c` has closed (how: 'close' after a clean end, or the error's code). */
+  const closed = (c: net.Socket) =>
+    new Promise<string>((r) => {
+      let how = 'close';
+      c.removeAllListeners('error');
+      c.on('error', (e: NodeJS.ErrnoException) => {
+        how = e.code ?? 'error';
+      });
+      if (c.destroyed) r(how);
+      else c.once('close', () => r(how));
+    });
+
+  /** Outcomes are recorded as events run: a moment for the gateway's side of a close to be handled. */
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+
+  it.each(['http', 'socks5'] as const)(
+    '%s upstream: the success is reported while the tunnel is open, and its client closing adds nothing',
+    async (protocol) => {
+      const g = await tunnelGateway(protocol);
+      try {
+        const { answer, c } = await g.connect('good.example');
+        expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+        await settle();
+        const open = g.gw.worker.takeOutcomes(10);
+        expect(open.map((o) => `${o.proxy} ${o.stage} ${o.ok}`)).toEqual(['p1 TUNNEL true']);
+        // The handshake's latency (docs/gateway.md § Proxy listener), not the tunnel's lifetime.
+        expect(open[0]!.latencyMs).toBeLessThan(1_000);
+        const done = closed(c);
+        c.destroy();
+        await done;
+        await settle();
+        expect(g.outcomes()).toEqual([]);
+      } finally {
+        await g.close();
+      }
+    },
+  );
+
+  it('an upstream that resets mid-way adds a TUNNEL failure, mirrored to the client as a reset', async () => {
+    const g = await tunnelGateway('http');
+    try {
+      const { c } = await g.connect('good.example');
+      const done = closed(c);
+      g.held[0]!.resetAndDestroy();
+      expect(await done).toBe('ECONNRESET');
+      await settle();
+      // One request, two outcomes: its success, then the break — as a plain-HTTP answer cut after its head.
+      expect(g.outcomes()).toEqual(['p1 TUNNEL true', 'p1 TUNNEL false']);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('long-lived tunnels to a sound site outweigh a dead site’s refusals in the same window', async () => {
+    const g = await tunnelGateway('http');
+    try {
+      const open = await Promise.all([1, 2, 3].map(() => g.connect('good.example')));
+      for (let i = 0; i < 5; i++) {
+        const { answer, c } = await g.connect('down.example');
+        expect(answer).toMatch(/^HTTP\/1\.1 502 /);
+        c.destroy();
+      }
+      await settle();
+      const window = g.gw.worker.takeOutcomes(100);
+      const { tallies } = tallyOutcomes(window, () => true);
+      const [signal] = passiveSignals([{ workerId: 'w1', tallies }]).signals;
+      expect(signal).toMatchObject({ proxy: 'p1', ok: true, samples: 8 });
+      for (const o of open) o.c.destroy();
+    } finally {
+      await g.close();
+    }
   });
 });
