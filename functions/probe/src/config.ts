@@ -51,7 +51,8 @@ const ProbeEnvFields = BaseEnv.extend({
   // The PASSIVE track (gateway outcomes, functions/probe/src/passive-pass.ts; docs/health.md).
   PROBE_PASSIVE_SUCCESS_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(2),
   PROBE_PASSIVE_FAILURE_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(3),
-  /** Drop passive evidence after this long without a signal; unset = three tick periods. */
+  /** Drop passive evidence after this long without a signal; unset = three tick periods. Counted in ticks
+   *  (wiring passes the period): the first tick at least this less half a tick after the last signal. */
   PROBE_PASSIVE_EXPIRY_SECONDS: envNumber(z.number().positive()).optional(),
   /** Fewer outcomes than this for a proxy in a tick: no signal either way. */
   PROBE_PASSIVE_MIN_SAMPLES: envNumber(z.number().int().min(1)).default(DEFAULT_PASSIVE_RULE.minSamples),

@@ -87,6 +87,8 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
         successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,
         failureThreshold: config.PROBE_PASSIVE_FAILURE_THRESHOLD,
         expiryMs: config.PROBE_PASSIVE_EXPIRY_SECONDS * 1000,
+        // The expiry counts in ticks, whose starts jitter (passive-track.ts).
+        tickPeriodMs: config.PROBE_TICK_PERIOD_SECONDS * 1000,
       },
       rule: {
         minSamples: config.PROBE_PASSIVE_MIN_SAMPLES,

@@ -15,6 +15,11 @@ import type { Thresholds, TrackState } from './verdict.js';
 export interface PassiveSettings extends Thresholds {
   /** Drop a PASSIVE track that has had no signal for this long. */
   expiryMs: number;
+  /** The probe tick's period: signals come once a tick, stamped with the tick's start, and tick starts
+   *  jitter (Scheduler, Pub/Sub delivery, cold starts). With it the expiry counts in ticks: a track goes at
+   *  the first tick at least `expiryMs` less half a tick after its last signal — for three ticks the third,
+   *  even when it starts a little early (179.5 s), not the fourth. Unset: exactly `expiryMs`. */
+  tickPeriodMs?: number;
 }
 
 /** success 2 / failure 3: one bad minute of gateway traffic is SUSPECT, three in a row UNHEALTHY.
@@ -27,7 +32,8 @@ export const DEFAULT_PASSIVE_SETTINGS: PassiveSettings = {
 
 export interface PassiveTrack {
   track: TrackState;
-  /** When the last signal (pass or fail) arrived: the track expires `expiryMs` after it. */
+  /** When the last signal (pass or fail) arrived: the track expires `expiryMs` after it (less half a
+   *  tick, with `tickPeriodMs`). */
   lastSignalAt: Date;
 }
 
@@ -50,7 +56,8 @@ export function nextPassive(
 ): PassiveTrack | null {
   if (signal === null) {
     if (current === null) return null;
-    return now.getTime() - current.lastSignalAt.getTime() >= s.expiryMs ? null : current;
+    const expiresAfter = s.expiryMs - (s.tickPeriodMs ?? 0) / 2;
+    return now.getTime() - current.lastSignalAt.getTime() >= expiresAfter ? null : current;
   }
   const track = reduceTrack(current?.track ?? neutralPassive(s), signal, s);
   return sameTrack(track, neutralPassive(s)) ? null : { track, lastSignalAt: now };

@@ -80,6 +80,21 @@ describe('nextPassive: expiry', () => {
     expect(nextPassive(renewed, null, s, at(350))).toBeNull();
   });
 
+  // Both instants are tick starts (handler.ts startedAt), which jitter: with the tick period set, the
+  // third tick after the last signal drops the track even when it starts a little early, not the fourth.
+  describe('with the tick period (expiry counted in ticks)', () => {
+    const ticked: PassiveSettings = { ...s, tickPeriodMs: 60_000 };
+    it.each<[string, number, boolean]>([
+      ['kept at the second tick', 120, true],
+      ['kept until half a tick before the window closes', 149.9, true],
+      ['dropped from half a tick before it', 150, false],
+      ['dropped at a third tick that starts half a second early', 179.5, false],
+      ['dropped at a third tick that starts late', 181, false],
+    ])('%s (%d s without a signal)', (_name, sec, kept) => {
+      expect(nextPassive(down, null, ticked, at(sec))).toEqual(kept ? down : null);
+    });
+  });
+
   it('after expiry the next failure starts again from SUSPECT', () => {
     const expired = nextPassive(down, null, s, at(600));
     expect(nextPassive(expired, false, s, at(660))?.track.verdict).toBe('SUSPECT');
