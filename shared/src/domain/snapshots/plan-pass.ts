@@ -3,7 +3,7 @@
 // it owns and is not draining, and the drains under way (revokeProxyIds). Pure: the function's handler
 // observes, calls this, and acts.
 
-import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
+import { type GatewayRoute, MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
 import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { type AckOwed, ackOverdue } from '../workers/ack-owed.js';
@@ -86,7 +86,9 @@ export interface PassPlan {
  * reclaimed: planPass's `inPool`), and with a worker that could take it — assignable (withheld or not:
  * a superset of planPass's) and, for a SOCKS5 proxy, of a protocol that reads SOCKS5. A proxy left out has
  * no desired owner in this pass, so its leases decide nothing; read anyway, a fleet with no gateway up (or
- * SOCKS5 proxies and only older gateways) cost a lease read per pool proxy twice a tick.
+ * SOCKS5 proxies and only older gateways) cost a lease read per pool proxy twice a tick. The converse does
+ * not hold: an unowned proxy the share cap leaves to nobody (every worker that may own it full:
+ * share-cap.ts) is still read, every pass, for as long as the pool outgrows the workers' room.
  */
 export function leaseCandidates(
   x: Pick<PassInput, 'poolSpecs' | 'records' | 'reclaimed' | 'workers' | 'now'>,
@@ -166,7 +168,8 @@ export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): bo
   return false;
 }
 
-export function planPass(x: PassInput): PassPlan {
+/** `cap`: the most proxies one worker may be given (MAX_SNAPSHOT_PROXIES; smaller only in tests). */
+export function planPass(x: PassInput, cap: number = MAX_SNAPSHOT_PROXIES): PassPlan {
   const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
   const pool = inPool.map((p) => p.name);
   const overdue = overdueWorkers(x);
@@ -198,12 +201,15 @@ export function planPass(x: PassInput): PassPlan {
     excludedFrom: p.status.unreachableRoutes,
     current: x.records.get(p.name)?.owner ?? null,
   }));
-  // No worker's share past what its snapshot may carry (MAX_SNAPSHOT_PROXIES): the balance counts routes,
-  // not entries, and a worker given more could take no snapshot at all (share-cap.ts).
-  const { desired, cap } = capShares(
-    balancedOwners(balance, x.routing),
+  // No worker's share past what its snapshot may carry (MAX_SNAPSHOT_PROXIES): a worker given more could
+  // take no snapshot at all. The balance fills a full worker's missing routes by swaps only; capShares
+  // trims what it still gives past the cap — owners already over it, a pool larger than the workers' room.
+  const capped = capShares(
+    balancedOwners(balance, x.routing, cap),
     balance.map((b) => ({ ...b, draining: (x.records.get(b.name)?.drainEpoch ?? null) !== null })),
+    cap,
   );
+  const { desired } = capped;
   const common: Omit<PlanInput, 'pool' | 'records' | 'workers'> = {
     epoch: x.epoch,
     desired,
@@ -276,5 +282,5 @@ export function planPass(x: PassInput): PassPlan {
       draining: Object.fromEntries(drainingFrom(id, mine)),
     });
   }
-  return { ownership, records, builds, overdue, cap };
+  return { ownership, records, builds, overdue, cap: capped.cap };
 }

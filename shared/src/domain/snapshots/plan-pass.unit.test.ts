@@ -10,7 +10,7 @@ import { register } from '../workers/session.js';
 import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
 import { DEFAULT_ROUTING } from './content.js';
-import { leaseCandidates, type PassInput, planPass, type WorkerView } from './plan-pass.js';
+import { leaseCandidates, type PassInput, type PassPlan, planPass, type WorkerView } from './plan-pass.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
@@ -848,15 +848,46 @@ describe('planPass', () => {
 });
 
 describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PROXIES, share-cap.ts)', () => {
-  // One fixture, renamed: 30,000 proxies built through aProxy would cost more than the planning does.
+  // One fixture, renamed: 20,001 proxies built through aProxy would cost more than the planning does.
   const base = proxy('base');
-  const pool = (n: number, from = 0) =>
-    Array.from({ length: n }, (_, i) => ({ ...base, name: `big-${String(from + i).padStart(6, '0')}` }));
-  const within = (p: ReturnType<typeof planPass>) => {
-    for (const b of p.builds) expect(b.owned.length).toBeLessThanOrEqual(MAX_SNAPSHOT_PROXIES);
+  const pool = (n: number, from = 0, prefix = 'big-', attributes: Record<string, string> = {}) =>
+    Array.from({ length: n }, (_, i) => ({
+      ...base,
+      name: `${prefix}${String(from + i).padStart(6, '0')}`,
+      spec: { ...base.spec, attributes },
+    }));
+  const within = (p: ReturnType<typeof planPass>, cap = MAX_SNAPSHOT_PROXIES) => {
+    for (const b of p.builds) expect(b.owned.length).toBeLessThanOrEqual(cap);
+  };
+  const NEWS_ROUTE = {
+    ...SHOP_ROUTE,
+    name: 'news',
+    match: { hosts: ['news.example'] },
+    selector: { site: 'news' },
+  };
+  /**
+   * Passes run one after another from `x`, each on the records and epoch the last one left, every worker
+   * reporting at that epoch with nothing in use (so a drain started is drained by the next pass).
+   */
+  const passes = (x: PassInput, cap: number, n: number) => {
+    const out: PassPlan[] = [];
+    let { records, epoch } = x;
+    for (let k = 0; k < n; k++) {
+      const workers = new Map([...x.workers].map(([id, w]) => [id, { ...w, report: report(id, { epoch }) }]));
+      const p = planPass({ ...x, records, epoch, workers }, cap);
+      out.push(p);
+      records = p.records;
+      epoch = p.ownership.epoch;
+    }
+    return out;
+  };
+  const ownerOf = (p: PassPlan) => {
+    const n = new Map<string, number>();
+    for (const r of p.records.values()) n.set(r.owner, (n.get(r.owner) ?? 0) + 1);
+    return n;
   };
 
-  it('one worker and one proxy more than the cap: it gets the cap, the last one stays unassigned', () => {
+  it('the default cap is MAX_SNAPSHOT_PROXIES: one worker and one proxy more gets the cap, one unassigned', () => {
     const poolSpecs = pool(MAX_SNAPSHOT_PROXIES + 1);
     const p = planPass(input({ poolSpecs }));
     within(p);
@@ -875,34 +906,106 @@ describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PRO
     expect(next.cap.unassigned).toBe(1);
   });
 
-  it('two workers and 30,000 proxies: every one assigned, both within the cap, nothing capped', () => {
-    const p = planPass(input({ poolSpecs: pool(30_000), workers: twoWorkers() }));
-    within(p);
-    expect(p.ownership.changes).toHaveLength(30_000);
-    expect(p.builds.reduce((n, b) => n + b.owned.length, 0)).toBe(30_000);
+  it('two workers and more proxies than one may own: all assigned, both within the cap, nothing capped', () => {
+    // 15 proxies, cap 10: plain rendezvous would give one worker more than 10 (the names are chosen so).
+    const names = pool(60).filter((q) => rendezvousOwner(q.name, ['w1', 'w2']) === 'w1');
+    const poolSpecs = [
+      ...names.slice(0, 13),
+      ...pool(60)
+        .filter((q) => !names.includes(q))
+        .slice(0, 2),
+    ];
+    const p = planPass(input({ poolSpecs, workers: twoWorkers() }), 10);
+    within(p, 10);
+    expect(p.ownership.changes).toHaveLength(15);
+    expect(p.builds.reduce((n, b) => n + b.owned.length, 0)).toBe(15);
     expect(p.cap.capped).toEqual([]);
   });
 
   it('a worker that already owns more than the cap drains the excess, then releases it to nobody', () => {
-    const over = 25_000;
+    const cap = 10;
+    const over = 14;
     const poolSpecs = pool(over);
     const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
-    const p = planPass(input({ poolSpecs, records }));
-    within(p);
-    expect(p.builds[0]!.owned).toHaveLength(MAX_SNAPSHOT_PROXIES);
+    const p = planPass(input({ poolSpecs, records }), cap);
+    within(p, cap);
+    expect(p.builds[0]!.owned).toHaveLength(cap);
     expect(p.ownership.changes.every((c) => c.kind === 'drain_started')).toBe(true);
-    expect(p.ownership.changes).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
-    expect(Object.keys(p.builds[0]!.draining)).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
+    expect(p.ownership.changes).toHaveLength(over - cap);
+    expect(Object.keys(p.builds[0]!.draining)).toHaveLength(over - cap);
     // Still draining, not drained: the drains stand (not cancelled by a balance that starts from the owner).
-    const waiting = planPass(input({ poolSpecs, records: p.records, epoch: 6 }));
+    const waiting = planPass(input({ poolSpecs, records: p.records, epoch: 6 }), cap);
     expect(waiting.ownership.changes).toEqual([]);
-    within(waiting);
+    within(waiting, cap);
     // Reported drained at the drain epoch: released, to nobody (w1 is full), and none handed back.
     const drained = new Map([['w1', view('w1', { report: report('w1', { epoch: 6 }) })]]);
-    const released = planPass(input({ poolSpecs, records: p.records, workers: drained, epoch: 6 }));
-    expect(released.ownership.changes).toHaveLength(over - MAX_SNAPSHOT_PROXIES);
+    const released = planPass(input({ poolSpecs, records: p.records, workers: drained, epoch: 6 }), cap);
+    expect(released.ownership.changes).toHaveLength(over - cap);
     expect(released.ownership.changes.every((c) => c.kind === 'released' && c.next === null)).toBe(true);
-    expect(released.records.size).toBe(MAX_SNAPSHOT_PROXIES);
-    within(released);
+    expect(released.records.size).toBe(cap);
+    within(released, cap);
+  });
+
+  it('a worker over the cap drains its excess to a worker with room: released to it, then nothing moves', () => {
+    // In no route (shop is the only one): the balance keeps them all on w1; the cap moves four to w2.
+    const poolSpecs = pool(14);
+    const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const [drain, release, settled] = passes(
+      input({ poolSpecs, records, workers: twoWorkers(), routing: [SHOP_ROUTE] }),
+      10,
+      3,
+    );
+    expect(drain!.cap).toEqual({ cap: 10, capped: [{ workerId: 'w1', share: 14 }], moved: 4, unassigned: 0 });
+    expect(drain!.ownership.changes.map((c) => c.kind)).toEqual(Array(4).fill('drain_started'));
+    expect(release!.ownership.changes).toHaveLength(4);
+    expect(release!.ownership.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w2')).toBe(
+      true,
+    );
+    expect(ownerOf(release!)).toEqual(
+      new Map([
+        ['w1', 10],
+        ['w2', 4],
+      ]),
+    );
+    // Planned from the records it starts with (w1 still owning 14, four draining), this pass is capped too.
+    expect(release!.cap.moved).toBe(4);
+    expect(settled!.ownership.changes).toEqual([]);
+    expect(settled!.cap.capped).toEqual([]);
+  });
+
+  it('a worker at the cap gains a route it lacks by a swap while another has room, then nothing moves', () => {
+    // Cold review of f3e76ba4: w1 full of proxies in no route, w2 with the only shop and news proxies. A
+    // plain move into w1 was trimmed back every pass (capped, moved 1, no change): w1 never served shop.
+    const poolSpecs = [
+      ...pool(10, 0, 'x-', { site: 'x' }),
+      ...pool(2, 0, 'shop-', { site: 'shop' }),
+      ...pool(2, 0, 'news-', { site: 'news' }),
+    ];
+    const records = new Map(
+      poolSpecs.map((q) => [q.name, rec(q.name, q.name.startsWith('x-') ? 'w1' : 'w2')]),
+    );
+    const plans = passes(
+      input({ poolSpecs, records, workers: twoWorkers(), routing: [SHOP_ROUTE, NEWS_ROUTE] }),
+      10,
+      4,
+    );
+    for (const p of plans) {
+      expect(p.cap.capped).toEqual([]);
+      within(p, 10);
+    }
+    const last = plans.at(-1)!;
+    const has = (site: string) =>
+      [...last.records.values()].some((r) => r.owner === 'w1' && r.proxy.startsWith(`${site}-`));
+    expect(has('shop')).toBe(true);
+    expect(has('news')).toBe(true);
+    expect(ownerOf(last)).toEqual(
+      new Map([
+        ['w1', 10],
+        ['w2', 4],
+      ]),
+    );
+    // Settled within two passes (drain, release) and stable after.
+    expect(plans[2]!.ownership.changes).toEqual([]);
+    expect(last.ownership.changes).toEqual([]);
   });
 });

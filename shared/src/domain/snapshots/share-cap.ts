@@ -2,15 +2,19 @@
 // snapshot (and a delta's upserts) at MAX_SNAPSHOT_PROXIES entries (messages/gateway-snapshot.ts), and a
 // worker's own strict schema refuses anything longer — the publisher refuses it, and so does the worker's
 // GET …/snapshot check — so a worker given more would never take another snapshot while its reports kept
-// its session and every proxy it owns. The route balance (workers/route-balance.ts) knows no such limit:
-// this trims its answer. Raising the cap is a protocol change (older workers refuse a longer snapshot).
+// its session and every proxy it owns. The route balance (workers/route-balance.ts) keeps within the cap
+// where it can (a full worker gains a route only by a swap, an unowned proxy goes to a worker with room),
+// but starts from the current owners, who may already hold more, and gives a proxy no worker has room for
+// to its rendezvous owner: this trims its answer, the final guard. Raising the cap is a protocol change
+// (older workers refuse a longer snapshot).
 //
 // A worker past the cap keeps, in order: what it owns and is not draining (in its snapshot now: keeping it
 // moves nothing), then what it is draining, then the rest; within each, the proxies that serve before
 // those that cannot, then by name. What it does not keep goes to its current owner when that worker may own
-// it and has room (so the cap never drains a proxy the balance meant to move), else to the eligible worker
-// with room it hashes highest with (rendezvous), else to nobody: an owned one then drains and is released
-// through the planner's usual path (workers/ownership.ts), an unowned one stays unowned. Every proxy a
+// it and has room (a proxy the balance meant to move into a full worker then stays, undrained, where it
+// is), else to the eligible worker with room it hashes highest with (rendezvous), else to nobody: an owned
+// one then drains — from an owner with no room, whether the balance meant to keep it there or move it — and
+// is released through the planner's usual path (workers/ownership.ts), an unowned one stays unowned. Every proxy a
 // worker would own counts, serving or not: a proxy turning healthy never pushes a snapshot past the cap,
 // and a health flap moves nothing. Pure.
 import { MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';

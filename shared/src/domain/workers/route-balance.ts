@@ -25,7 +25,18 @@
 // workers changed that route's floor, and with it the repair's every choice — hundreds of healthy
 // proxies drained from one worker to another at 20,000 proxies, and back again when it flapped. From the
 // current owners, a proxy that stops carrying traffic stays where it is and leaves nobody else short, and
-// one that comes back finds its worker as it was. Pure.
+// one that comes back finds its worker as it was.
+//
+// No worker is given more than `cap` proxies (what one snapshot may carry: MAX_SNAPSHOT_PROXIES), every
+// proxy it would own counting, serving or not, in a route or not. A proxy without an owner who may keep
+// it goes to the highest-rendezvous eligible worker with room (those taken in name order), and to plain
+// rendezvous only when none has room; a worker at the cap gains a route it lacks only by a swap, handing
+// back one of its own — a proxy in no route will do — so its count stays where it is. A plain move into
+// it would take it past the cap, and the trim after (snapshots/share-cap.ts) would send that proxy back
+// on every pass: the worker would stay short of the route for good while others had room. What the
+// balance itself leaves past the cap (owners already over it, a pool larger than the workers' room) is
+// that trim's. While no worker reaches the cap none of this changes an answer. Pure.
+import { MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
 import { hash53, rendezvousOwner } from './rendezvous.js';
 
 export interface BalanceProxy {
@@ -67,6 +78,7 @@ const MAX_SWAP_MISSES = 16;
 export function balancedOwners(
   proxies: readonly BalanceProxy[],
   routes: readonly BalanceRoute[],
+  cap: number = MAX_SNAPSHOT_PROXIES,
 ): Map<string, string | null> {
   // Proxies and workers by index: a large pool is repaired with array reads, not map look-ups. Proxies
   // usually share one list of eligible workers (all, or those reading SOCKS5): one set per list.
@@ -83,13 +95,28 @@ export function balancedOwners(
     }
     return set;
   });
-  // Where the repair starts: the current owner while it may keep the proxy, else rendezvous.
+  // Where the repair starts: the current owner while it may keep the proxy, else rendezvous over the
+  // workers with room (in name order: which proxies a worker nearly full takes must not depend on the
+  // order given), over all of them when none has any.
+  const held = new Int32Array(workers.length);
   const owner = Int32Array.from(proxies, (p, i) => {
     const kept = p.current ? workerIndex.get(p.current) : undefined;
-    if (kept !== undefined && eligible[i]![kept] === 1) return kept;
-    const w = rendezvousOwner(p.name, p.eligible);
-    return w === null ? -1 : workerIndex.get(w)!;
+    if (kept === undefined || eligible[i]![kept] !== 1) return -1;
+    held[kept]!++;
+    return kept;
   });
+  const fresh = proxies.flatMap((p, i) => (owner[i]! < 0 && p.eligible.length > 0 ? [i] : []));
+  fresh.sort((a, b) =>
+    proxies[a]!.name < proxies[b]!.name ? -1 : proxies[a]!.name > proxies[b]!.name ? 1 : 0,
+  );
+  let full = held.filter((n) => n >= cap).length;
+  for (const i of fresh) {
+    const all = proxies[i]!.eligible;
+    const open = full === 0 ? all : all.filter((w) => held[workerIndex.get(w)!]! < cap);
+    const w = workerIndex.get(rendezvousOwner(proxies[i]!.name, open.length > 0 ? open : all)!)!;
+    owner[i] = w;
+    if (++held[w]! === cap) full++;
+  }
   const members = routeMembers(proxies, routes).map((m) => m.filter((i) => owner[i]! >= 0));
   const routesOf: number[][] = proxies.map(() => []);
   members.forEach((m, r) => {
@@ -111,6 +138,8 @@ export function balancedOwners(
   const canGive = (i: number) => routesOf[i]!.every((q) => count[q]![owner[i]!]! - 1 >= floor[q]!);
   // Each worker's proxies (for swaps), kept by move.
   const ownedBy: number[][] = workers.map(() => []);
+  /** Whether w holds the cap: it gains a proxy only by handing back one (a swap). */
+  const isFull = (w: number) => ownedBy[w]!.length >= cap;
   const slot = new Int32Array(proxies.length);
   owner.forEach((w, i) => {
     if (w < 0) return;
@@ -138,13 +167,15 @@ export function balancedOwners(
   // Routes over every proxy that counts (the default route, a catch-all): a swap changes no count there.
   const counted = routesOf.filter((q) => q.length > 0).length;
   const universal = members.map((m) => m.length === counted);
-  // Per worker, the proxies it could hand back in a swap: in some route, and in every route of theirs
-  // but a universal one above its share. Drawn up again after the worker gains or loses a proxy.
+  // Per worker, the proxies it could hand back in a swap: in every route of theirs but a universal one
+  // above its share, and in some route — or in none, for a worker at the cap, which swaps to gain a route
+  // it lacks even where a plain move could. Drawn up again after the worker gains or loses a proxy.
   const surplusOf: (number[] | null)[] = workers.map(() => null);
   const surplus = (w: number) =>
     (surplusOf[w] ??= ownedBy[w]!.filter(
       (j) =>
-        routesOf[j]!.length > 0 && routesOf[j]!.every((q) => universal[q] || count[q]![w]! - 1 >= floor[q]!),
+        (routesOf[j]!.length > 0 || isFull(w)) &&
+        routesOf[j]!.every((q) => universal[q] || count[q]![w]! - 1 >= floor[q]!),
     ));
   /** The better of two proxies for `w`: the one it hashes highest with, then the smaller name. */
   const preferred = (w: number, list: readonly number[]) => {
@@ -172,17 +203,21 @@ export function balancedOwners(
       if (c[w]! >= floor[r]! || misses > MAX_SWAP_MISSES) break;
       const g = owner[i]!;
       if (g === w || c[g]! - 1 < floor[r]!) continue;
-      if (canGive(i)) {
+      if (canGive(i) && !isFull(w)) {
         move(i, w);
         any = true;
         continue;
       }
       const blocking = routesOf[i]!.filter((q) => count[q]![g]! - 1 < floor[q]!);
-      // What w hands back: the smallest name that fits (a fixed rule that costs no hashing). Its owner and
-      // w's shares may have changed since spare was drawn up: checked again.
+      // What w hands back: the smallest name that fits (a fixed rule that costs no hashing) — one in no
+      // route first, when w is full: one that serves nothing, or nothing routed, costs no route a proxy.
+      // Its owner and w's shares may have changed since spare was drawn up: checked again.
       let back = -1;
       for (const j of spare) {
-        if (back >= 0 && proxies[j]!.name > proxies[back]!.name) continue;
+        if (back >= 0) {
+          const d = Math.sign(routesOf[j]!.length) - Math.sign(routesOf[back]!.length);
+          if (d > 0 || (d === 0 && proxies[j]!.name > proxies[back]!.name)) continue;
+        }
         if (owner[j] !== w || eligible[j]![g] !== 1) continue;
         const rj = routesOf[j]!;
         if (!blocking.every((q) => rj.includes(q))) continue;
@@ -215,7 +250,7 @@ export function balancedOwners(
         givers = (givers ?? m).filter(canGive);
         const cand = givers.filter((i) => owner[i] !== w && eligible[i]![w] === 1);
         const score = Float64Array.from(cand, (i) => hash53(`${workers[w]}\u0000${proxies[i]!.name}`));
-        while (c[w]! < floor[r]!) {
+        while (c[w]! < floor[r]! && !isFull(w)) {
           let best = -1;
           for (let k = 0; k < cand.length; k++) {
             if (score[k]! < 0) continue;
@@ -229,8 +264,9 @@ export function balancedOwners(
           move(cand[best]!, w);
           moved = true;
         }
-        // A swap hands back a proxy outside the route: over every proxy, there is none.
-        if (c[w]! >= floor[r]! || universal[r]) continue;
+        // A swap hands back a proxy outside the route: over every proxy, only one in no route (a full
+        // worker's).
+        if (c[w]! >= floor[r]! || (universal[r] && !isFull(w))) continue;
         // The proxies of the route whose owner has more than its share of it: only they can be swapped.
         // As givers, they only shrink during the route's turn.
         above = (above ?? m).filter((i) => c[owner[i]!]! - 1 >= floor[r]!);

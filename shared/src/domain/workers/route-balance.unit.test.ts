@@ -281,3 +281,113 @@ describe('balancedOwners', () => {
     }
   });
 });
+
+describe('balancedOwners: no worker past the cap (what one snapshot may carry)', () => {
+  const W2 = ['w1', 'w2'];
+  const on = (name: string, site: string, current: string, serving = true): BalanceProxy => ({
+    ...proxy(name, { site }, W2, serving),
+    current,
+  });
+  const shopRoute: BalanceRoute = { name: 'shop', selector: { site: 'shop' } };
+  const newsRoute: BalanceRoute = { name: 'news', selector: { site: 'news' } };
+  const shares = (owners: Map<string, string | null>) => {
+    const n = new Map(W2.map((w) => [w, 0]));
+    for (const o of owners.values()) if (o) n.set(o, n.get(o)! + 1);
+    return n;
+  };
+  // w1 at the cap of 10 with proxies in no route, w2 with the only two shop proxies (and two news ones).
+  const fleet = [
+    ...Array.from({ length: 10 }, (_, i) => on(`x${i}`, 'x', 'w1')),
+    on('s0', 'shop', 'w2'),
+    on('s1', 'shop', 'w2'),
+    on('n0', 'news', 'w2'),
+    on('n1', 'news', 'w2'),
+  ];
+
+  it('a worker at the cap gains the routes it lacks by swaps, handing back proxies in no route', () => {
+    const owners = balancedOwners(fleet, [shopRoute, newsRoute], 10);
+    for (const site of ['shop', 'news'])
+      expect(perWorker(owners, fleet, { site }, W2)).toEqual(
+        new Map([
+          ['w1', 1],
+          ['w2', 1],
+        ]),
+      );
+    expect(shares(owners)).toEqual(
+      new Map([
+        ['w1', 10],
+        ['w2', 4],
+      ]),
+    );
+    // Four proxies change hands: a shop and a news one w1 takes, and the two it hands back (smallest names).
+    const moved = fleet.filter((p) => owners.get(p.name) !== p.current).map((p) => p.name);
+    expect(moved).toHaveLength(4);
+    expect(moved.filter((n) => n.startsWith('x'))).toEqual(['x0', 'x1']);
+    // From that answer, nothing moves again.
+    const again = fleet.map((p) => ({ ...p, current: owners.get(p.name)! }));
+    const next = balancedOwners(again, [shopRoute, newsRoute], 10);
+    for (const p of again) expect(next.get(p.name)).toBe(p.current);
+  });
+
+  it('a full worker hands back a proxy in no route before one a route counts', () => {
+    const proxies = [
+      ...Array.from({ length: 5 }, (_, i) => on(`a-news${i}`, 'news', 'w1')),
+      ...Array.from({ length: 5 }, (_, i) => on(`z-down${i}`, 'news', 'w1', false)),
+      on('s0', 'shop', 'w2'),
+      on('s1', 'shop', 'w2'),
+      on('n0', 'news', 'w2'),
+      on('n1', 'news', 'w2'),
+    ];
+    const owners = balancedOwners(proxies, [shopRoute, newsRoute], 10);
+    expect(perWorker(owners, proxies, { site: 'shop' }, W2).get('w1')).toBe(1);
+    // Handed back for the shop one: z-down0, not a-news0, the smallest name. (w2, short of news, also takes
+    // a-news1 by a plain move: it has room.)
+    const handed = proxies
+      .filter((p) => p.current === 'w1' && owners.get(p.name) === 'w2')
+      .map((p) => p.name);
+    expect(handed).toEqual(['a-news1', 'z-down0']);
+  });
+
+  it('below the cap the same shortfall is made up by plain moves, as before', () => {
+    const owners = balancedOwners(fleet, [shopRoute, newsRoute]);
+    expect(perWorker(owners, fleet, { site: 'shop' }, W2).get('w1')).toBe(1);
+    expect(perWorker(owners, fleet, { site: 'news' }, W2).get('w1')).toBe(1);
+    expect(shares(owners).get('w1')).toBe(12);
+  });
+
+  it('a full worker lacking a catch-all route swaps in serving proxies for ones that serve nothing', () => {
+    const proxies = [
+      ...Array.from({ length: 10 }, (_, i) => on(`u${i}`, 'x', 'w1', false)),
+      ...Array.from({ length: 4 }, (_, i) => on(`h${i}`, 'x', 'w2')),
+    ];
+    const owners = balancedOwners(proxies, [everything], 10);
+    expect(
+      perWorker(
+        owners,
+        proxies.filter((p) => p.serving),
+        {},
+        W2,
+      ),
+    ).toEqual(
+      new Map([
+        ['w1', 2],
+        ['w2', 2],
+      ]),
+    );
+    expect(shares(owners).get('w1')).toBe(10);
+  });
+
+  it('a proxy without an owner goes to the worker with room, even where rendezvous prefers a full one', () => {
+    const fresh = Array.from({ length: 40 }, (_, i) => `f${i}`)
+      .filter((n) => rendezvousOwner(n, W2) === 'w1')
+      .slice(0, 5)
+      .map((n): BalanceProxy => ({ ...proxy(n, {}, W2), current: null }));
+    const proxies = [...fleet, ...fresh];
+    const owners = balancedOwners(proxies, [shopRoute, newsRoute], 10);
+    for (const p of fresh) expect(owners.get(p.name)).toBe('w2');
+    expect(shares(owners).get('w1')).toBe(10);
+    // With no room anywhere it is plain rendezvous (the share cap after the balance leaves it unassigned).
+    const crowded = balancedOwners(proxies, [], 4);
+    for (const p of fresh) expect(crowded.get(p.name)).toBe('w1');
+  });
+});
