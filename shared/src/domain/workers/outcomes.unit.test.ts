@@ -91,6 +91,25 @@ describe('passiveSignals (outcomes feed the reducer as passive signals)', () => 
       true,
     ],
     ['target-side failures with no success at all count', many(6, () => o('p', 'TUNNEL', false)), false],
+    [
+      'long tunnels beside refusals of a dead site: the proxy works',
+      [...many(3, () => o('p', 'TUNNEL', true)), ...many(5, () => o('p', 'RESPONSE_HEADERS', false))],
+      true,
+    ],
+    // A tunnel that broke reports its success at establishment, then its failure: one request, a failure.
+    [
+      'every tunnel reset after it was established: no success left, the proxy fails',
+      many(5, () => [o('p', 'TUNNEL', true), o('p', 'TUNNEL', false)]).flat(),
+      false,
+    ],
+    [
+      'broken tunnels do not dilute handshake failures',
+      [
+        ...many(3, () => o('p', 'PROXY_HANDSHAKE', false)),
+        ...many(2, () => [o('p', 'TUNNEL', true), o('p', 'TUNNEL', false)]).flat(),
+      ],
+      false,
+    ],
   ])('%s', (_n, outcomes, ok) => {
     const s = passiveSignals([batch(...outcomes)]).signals;
     expect(s.length ? s[0]!.ok : null).toBe(ok);

@@ -92,10 +92,15 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 function signalsOf(sums: ReadonlyMap<string, OutcomeTally>, rule: PassiveRule): PassiveSignal[] {
   const out: PassiveSignal[] = [];
   for (const [proxy, t] of [...sums].sort(([a], [b]) => compare(a, b))) {
+    // A TUNNEL failure follows a success of its own request (a response head, a CONNECT tunnel once
+    // established): it takes that success back, so the request counts once, as what it ended as. Counted
+    // beside it, a tunnel that broke would dilute the proxy's dial and handshake failures, and a proxy
+    // that resets every tunnel would hold a success per failure and never fail.
+    const ok = t.ok - Math.min(t.ok, t.tunnel);
     const ambiguous = t.responseHeaders + t.tunnel;
-    const samples = t.ok + t.dial + t.proxyHandshake + ambiguous;
+    const samples = ok + t.dial + t.proxyHandshake + ambiguous;
     if (samples < rule.minSamples) continue;
-    const failures = t.dial + t.proxyHandshake + (t.ok === 0 ? ambiguous : 0);
+    const failures = t.dial + t.proxyHandshake + (ok === 0 ? ambiguous : 0);
     const failureRatio = failures / samples;
     out.push({
       proxy,
