@@ -88,7 +88,7 @@ describe('a SIGTERM drain that reaches its bound', () => {
   it.each([
     ['absolute form, mid-body', get(HOSTS.absolute, '/endless'), 1, [['RESPONSE_HEADERS', true]]],
     ['pinned plain HTTP, mid-body', get(HOSTS.pinned, '/endless'), 1, [['RESPONSE_HEADERS', true]]],
-    // The tunnel's one outcome, as when its client closes: established, and no failure of the proxy's.
+    // The tunnel's one outcome, reported when it was established: the cut adds no failure of the proxy's.
     ['a CONNECT tunnel, mid-body', tunnel(HOSTS.pinned), 2, [['TUNNEL', true]]],
   ] as const)('%s: reported as what it was before the cut, no failure', async (_, bytes, heads, want) => {
     const reporter = finalReporter();

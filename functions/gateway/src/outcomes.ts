@@ -1,4 +1,5 @@
-// Outcome reports (control-plane seed §5): one observation per request, queued for the reporter in a
+// Outcome reports (control-plane seed §5): one observation per request — two for one that broke after its
+// success (a head, an established tunnel), which the tally pairs (passive.ts) — queued for the reporter in a
 // bounded buffer. When the buffer is full a low-value sample is dropped and counted (OutcomeQueue): the
 // hot path is never slowed down or blocked by reporting.
 export type OutcomeStage = 'DIAL' | 'PROXY_HANDSHAKE' | 'RESPONSE_HEADERS' | 'TUNNEL';
