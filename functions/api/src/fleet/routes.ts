@@ -12,6 +12,8 @@ import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ApiError } from '../errors.js';
 import { refusalHeldBack } from '../middleware/auth-failure-limit.js';
+import { limitBody } from '../middleware/body-limit.js';
+import { noBody } from '../middleware/no-body.js';
 import { validationHook } from '../validation/hook.js';
 import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
@@ -187,12 +189,17 @@ export function fleetApp(deps: FleetDeps) {
   });
   app.use('*', fleetAuth(deps.auth));
   if (deps.callerLimit) app.use('*', deps.callerLimit);
+  // A body on these GETs is refused (400 unexpected_body), not ignored, as on every admin GET: after the
+  // page's auth (a caller without a credential gets its 401 unread), bounded first — the app's body limit
+  // skips the page's routes (app.ts) — and, for the stream, before a slot is counted.
+  const bounded = limitBody({ maxBytes: 1024 });
+  const bodyless = noBody();
 
-  app.get('/', async (c) => {
+  app.get('/', bounded, bodyless, async (c) => {
     await ready();
     return c.html(fleetPage(view(), now()), 200, noStore);
   });
-  app.openapi(fleetStateRoute, async (c) => {
+  app.openapi({ ...fleetStateRoute, middleware: [bounded, bodyless] as const }, async (c) => {
     await ready();
     return c.json(view(), 200, noStore);
   });
@@ -202,16 +209,16 @@ export function fleetApp(deps: FleetDeps) {
     const p = inputs.proxies.get(name);
     return p ? buildDetail(p, inputs, now()) : null;
   };
-  app.openapi(fleetProxyRoute, async (c) => {
+  app.openapi({ ...fleetProxyRoute, middleware: [bounded, bodyless] as const }, async (c) => {
     const d = await detailOf(c.req.valid('param').name);
     return d ? c.json(d, 200, noStore) : c.json(noSuchProxy(), 404);
   });
-  app.get('/proxies/:name', async (c) => {
+  app.get('/proxies/:name', bounded, bodyless, async (c) => {
     const d = await detailOf(c.req.param('name'));
     return d ? c.html(detailPage(d), 200, noStore) : c.json(noSuchProxy(), 404);
   });
 
-  app.get('/events', async (c) => {
+  app.get('/events', bounded, bodyless, async (c) => {
     // Hono answers a HEAD with its GET's response, body dropped unread: a stream started for it was never
     // read nor cancelled, so it held its slot, its feed subscription and its timers for good (a hundred
     // HEADs refused every fleet stream with 503 until the instance restarted). Headers only.

@@ -463,6 +463,71 @@ describe('credentials before the body (docs/api.md § Authentication)', () => {
   });
 });
 
+describe('fleet page: a body where none is taken (docs/api.md § Errors)', () => {
+  // Sent over a socket: a Fetch Request cannot carry a GET body, a client on the wire can.
+  const get = (port: number, path: string, body: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'GET',
+          path,
+          headers: {
+            authorization: `Bearer ${ADMIN_TOKEN}`,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it.each([
+    ['/fleet/api/state'],
+    ['/fleet/api/proxies/p1'],
+    ['/fleet'],
+    ['/fleet/proxies/p1'],
+    ['/fleet/events'],
+  ])('GET %s with an admin token and a body: 400 unexpected_body; over 1 KiB, 413', async (path) => {
+    const { deps } = setup();
+    const api = await startApiServer({ deps });
+    try {
+      const small = await get(api.port, path, '{"force":true}');
+      expect(small.status).toBe(400);
+      expect(JSON.parse(small.text)).toMatchObject({
+        error: 'invalid_request',
+        issues: [{ code: 'unexpected_body' }],
+      });
+      const big = await get(api.port, path, 'x'.repeat(2048));
+      expect(big.status).toBe(413);
+      expect(JSON.parse(big.text)).toMatchObject({ error: 'payload_too_large' });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('the login form still takes its body', async () => {
+    const { app } = setup();
+    const res = await app.request('/fleet/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${ADMIN_TOKEN}`,
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+  });
+});
+
 describe('fleet page: security headers', () => {
   it('runs only its own script and style, talks only to its origin, and is never framed', async () => {
     const { app } = setup();

@@ -191,9 +191,14 @@ export const RoutingIfMatch = ifMatchHeader({
 
 const tags = ['gateway'];
 const common = adminResponses('the store or the identity check is unavailable');
-// The gateway routes bound their own bodies (app.ts): a GET here reads no body, so it has no 413.
+// The gateway routes bound their own bodies (app.ts). GET /workers (admin-routes.ts) never reads one, so
+// it has no 413; the other GETs refuse one (400 unexpected_body) as every admin GET and DELETE does,
+// bounded at 1 KiB first.
 const { 413: _payloadTooLarge, ...getCommon } = common;
-const badQuery = error('invalid_request: a query parameter the route does not read');
+const noBodyHere = error(
+  'invalid_request: a body (unexpected_body), or a query parameter the route does not read',
+);
+const tooLargeHere = error('payload_too_large: the body is over 1 KiB; the connection is closed');
 
 export const listWorkersRoute = createRoute({
   method: 'get',
@@ -219,11 +224,12 @@ export const ownershipRoute = createRoute({
   tags,
   summary: 'Per gateway-pool proxy: its owner and usable capacity, judged fail-closed',
   security: adminSecurity,
-  middleware: [noQuery()] as const,
+  middleware: [limitBytes(1024), noQuery(), noBody()] as const,
   responses: {
     200: json(z.object({ epoch: Count, proxies: z.array(OwnershipEntry) }), 'The epoch and the proxies'),
-    400: badQuery,
-    ...getCommon,
+    400: noBodyHere,
+    ...common,
+    413: tooLargeHere,
   },
 });
 
@@ -233,11 +239,12 @@ export const getRoutingRoute = createRoute({
   tags,
   summary: 'The routing every snapshot carries',
   security: adminSecurity,
-  middleware: [noQuery()] as const,
+  middleware: [limitBytes(1024), noQuery(), noBody()] as const,
   responses: {
     200: withRoutingETag(json(StoredRouting, 'The stored routing, or the default')),
-    400: badQuery,
-    ...getCommon,
+    400: noBodyHere,
+    ...common,
+    413: tooLargeHere,
     500: withRoutingETag(
       error(
         'stored_routing_invalid: the stored document no longer fits the route schema (edited by hand); `revision` in the body and the ETag say what If-Match a replacing PUT takes',

@@ -3,6 +3,9 @@
 // admin-openapi.ts): the path before the body, the worker's bucket taken before its body is judged, each
 // query parameter of GET /v1/gateway/workers with its own message. The stores behind are stubbed to fail
 // (503), so a request that gets past the checks shows as that.
+import { request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
@@ -53,7 +56,7 @@ function app(seen: Seen = { writes: [], passes: [] }) {
     },
   };
   const served = workersApi(deps, proxies);
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const token = path.startsWith('/v1/gateway') ? ADMIN : WORKER;
     const res = await served.request(path, {
       method,
@@ -66,6 +69,52 @@ function app(seen: Seen = { writes: [], passes: [] }) {
     });
     return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
   };
+  return Object.assign(call, { served });
+}
+
+/**
+ * A GET with a body, sent over a socket to the app served by @hono/node-server as in production: a Fetch
+ * Request cannot carry one (app.request() throws), a client on the wire can.
+ */
+async function getWithBody(
+  served: { fetch: (req: Request) => Response | Promise<Response> },
+  path: string,
+  body: string,
+) {
+  const server = createAdaptorServer({ fetch: served.fetch }) as Server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    return await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const token = path.startsWith('/v1/gateway') ? ADMIN : WORKER;
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'GET',
+          path,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 }
 
 const invalidBody = {
@@ -299,5 +348,34 @@ describe('gateway admin routes', () => {
         issues: [expect.objectContaining({ path: 'If-Match', code: 'invalid_if_match' })],
       },
     });
+  });
+});
+
+// A route that takes no body refuses one rather than ignore it (docs/api.md § Errors), the GETs too.
+describe('GET routes with a body', () => {
+  it.each([
+    ['/v1/gateway/ownership'],
+    ['/v1/gateway/routing'],
+    ['/v1/workers/gw-1/snapshot?sessionId=abcdefgh'],
+  ])('GET %s: 400 unexpected_body; over 1 KiB, 413', async (path) => {
+    const { served } = app();
+    expect(await getWithBody(served, path, '{"force":true}')).toEqual({
+      status: 400,
+      body: expect.objectContaining({
+        error: 'invalid_request',
+        issues: [expect.objectContaining({ code: 'unexpected_body' })],
+      }),
+    });
+    expect(await getWithBody(served, path, 'x'.repeat(2048))).toMatchObject({
+      status: 413,
+      body: { error: 'payload_too_large' },
+    });
+  });
+
+  it('without one they get past those checks', async () => {
+    const call = app();
+    // (the stub deps hold no view settings: the handler's 500 shows the checks were passed)
+    expect((await call('GET', '/v1/gateway/ownership')).status).toBe(500);
+    expect((await call('GET', '/v1/workers/gw-1/snapshot?sessionId=abcdefgh')).status).toBe(503); // store down
   });
 });

@@ -7,6 +7,7 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
+import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import type { WorkerAuthenticator } from './auth.js';
 import { WorkerApiError, workerErrors } from './errors.js';
@@ -117,7 +118,9 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
   // Documented, not validated by the route's query validator: that one folds a repeated sessionId into an
   // array and refuses it, where this route has always read the first value.
   app.openAPIRegistry.registerPath(snapshotRoute);
-  app.get('/:id/snapshot', forWorker('snapshot'), async (c) => {
+  // A body is refused (400 unexpected_body), not ignored, as on every admin GET; after the bucket is
+  // taken, so that refusals spend it too, and bounded first (these routes skip the app's body limit).
+  app.get('/:id/snapshot', forWorker('snapshot'), limitBytes(KIB), noBody(), async (c) => {
     const id = c.req.param('id');
     const sessionId = SnapshotQuery.safeParse({ sessionId: c.req.query('sessionId') });
     if (!sessionId.success)
