@@ -71,7 +71,7 @@ describe('passiveSignals (outcomes feed the reducer as passive signals)', () => 
     workerId: 'gw',
     tallies: tallyOutcomes(xs, () => true).tallies,
   });
-  const many = (n: number, f: () => ReportedOutcome) => Array.from({ length: n }, f);
+  const many = <T = ReportedOutcome>(n: number, f: () => T): T[] => Array.from({ length: n }, f);
   it.each<[string, ReportedOutcome[], boolean | null]>([
     ['too few samples: no signal', many(4, () => o('p', 'DIAL', false)), null],
     [
