@@ -7,7 +7,7 @@ import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
 import { isProxyChallenge, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
-import { type UpstreamPool, UpstreamPoolClosedError } from './upstream-pool.js';
+import { resendableOnFresh, type UpstreamPool, UpstreamPoolClosedError } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
   /**
@@ -42,17 +42,6 @@ export interface AbsoluteFetch {
   onConnected: () => void;
   /** Given what abandons the exchange before its head (the caller left): settles it `client_closed`. */
   abortable?: (abort: () => void) => void;
-}
-
-const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
-
-/**
- * A GET or HEAD in any case: Node sends the method upper-cased, so a "get" is a GET on the wire. Asked only
- * once a request has failed, so a successful fetch pays nothing for the case.
- */
-function isGetOrHead(method: string): boolean {
-  const m = method.toUpperCase();
-  return m === 'GET' || m === 'HEAD';
 }
 
 /** A fetch refused by the drain's cut (the gateway's own shutdown): counted against no proxy. */
@@ -153,7 +142,7 @@ export function fetchAbsolute(
           settle({ ok: false, stage: 'DIAL', status: 503, code: SHUTTING_DOWN });
           return;
         }
-        if (r.reusedSocket && !retried && !f.body && isGetOrHead(f.method) && RETRYABLE.has(err.code ?? '')) {
+        if (r.reusedSocket && !retried && !f.body && resendableOnFresh(f.method, err.code)) {
           // A pooled connection the upstream had closed, and nothing came back: once more on a new one.
           pool.dropIdle(u.host, u.port);
           req = send(pool.fresh, true);

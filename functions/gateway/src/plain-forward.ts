@@ -18,7 +18,7 @@ import {
   isProxyErrorPage,
   MAX_RESPONSE_HEAD_BYTES,
 } from './response-head.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import { resendableOnFresh, type UpstreamPool } from './upstream-pool.js';
 
 /** The session side (proxy-session.ts): its accounting and its client socket. */
 export interface ForwardOwner {
@@ -63,14 +63,6 @@ export interface ForwardRequest {
 
 const FWD = Symbol('plain-forward');
 type Tagged<T> = T & { [FWD]?: PlainForward };
-const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
-
-/** A GET or HEAD in any case ("get" goes out as GET): asked only on the failure path, never per request. */
-function isGetOrHead(method: string): boolean {
-  const m = method.toUpperCase();
-  return m === 'GET' || m === 'HEAD';
-}
-
 export class PlainForward {
   private req: Tagged<ClientRequest> | null = null;
   private res: Tagged<IncomingMessage> | null = null;
@@ -260,8 +252,7 @@ export class PlainForward {
       req.reusedSocket &&
       !this.retried &&
       this.r.bodyLength === 0 &&
-      isGetOrHead(this.r.method) &&
-      RETRYABLE.has(code)
+      resendableOnFresh(this.r.method, code)
     ) {
       // The pooled connection was closed under us and nothing came back: the upstream never took the
       // request. Its other idle connections are likely as old, so they go too.

@@ -7,6 +7,20 @@ import { Agent, type AgentOptions } from 'node:http';
 import net from 'node:net';
 import type { SocketCounts } from './sockets.js';
 
+const STALE = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * Whether a request that failed on a reused pooled connection, nothing back, may go once more on a fresh
+ * one: the upstream closed the connection under us (ECONNRESET, EPIPE), so it never took the request, and
+ * a GET or HEAD without a body is safe to send again — in any case: Node sends the method upper-cased, so
+ * a "get" is a GET on the wire. Asked only once a request has failed; the caller checks the rest (a reused
+ * socket, no body, not retried yet).
+ */
+export function resendableOnFresh(method: string, code: string | undefined): boolean {
+  const m = method.toUpperCase();
+  return (m === 'GET' || m === 'HEAD') && code !== undefined && STALE.has(code);
+}
+
 export interface UpstreamPoolOptions {
   /**
    * How long an idle upstream connection is kept. Shorter than the upstreams' own keep-alive (squid
