@@ -92,15 +92,18 @@ export async function handleReconcile(
   // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it. So
   // does a new version of a secret it names: the cloud-init it boots from (`secretRef`: its digest is in the
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
-  // Once: for this delivery's passes, which are that one attempt — a re-run after a lost write, and a pass
-  // chained by RequeueNow while the status it wrote is still latched (the adopt arm records a hash and asks
-  // again at once, PermanentError kept: the next pass is the one that decides on the instance). A latch over
-  // an instance recorded with its hash unknown is one recorded after it (the provider, a cloud-init failing
-  // for good), or one recordBeforeRetry kept over the VM it named before it cleared the latch (documents
-  // written then). A pass that wrote an unlatched status (instance-missing, replace/gone) ends it: a latch
-  // the next pass reads is another request's, written after the operator acted, and is met. It cannot run
-  // twice: every arm that records PermanentError asks for no requeue (failure.ts, cloud-init-error.ts,
-  // provider-missing), so a pass that latches again ends the delivery, and the next request meets the latch.
+  // Once: for this delivery's passes, which are that one attempt — a pass chained by RequeueNow while the
+  // status it wrote is still latched (the adopt arm records a hash and asks again at once, PermanentError
+  // kept: the next pass is the one that decides on the instance), and a re-run after a lost write (a
+  // conflict) when the pass read a latched status or created an instance (the re-run records that VM, over
+  // a latch written meanwhile too). A latch over an instance recorded with its hash unknown is one recorded
+  // after it (the provider, a cloud-init failing for good), or one recordBeforeRetry kept over the VM it
+  // named before it cleared the latch (documents written then). Any other pass ends it — one that wrote an
+  // unlatched status (instance-missing, replace/gone), or lost the write of a decision on an unlatched one
+  // and created nothing: a latch the next pass reads is another request's, written after the operator
+  // acted, and is met. It cannot run twice: every arm that records PermanentError asks for no requeue
+  // (failure.ts, cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery,
+  // and the next request meets the latch.
   let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
@@ -130,12 +133,12 @@ export async function handleReconcile(
       await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
       throw err;
     }
-    if (
-      last.kind !== 'conflict' &&
-      !('status' in last && isLatched({ ...last.proxy, status: last.status }))
-    ) {
-      retryLatched = false;
-    }
+    // A conflict's `proxy` is the proxy as read (with any instance it records: no condition changed).
+    const attemptGoesOn =
+      last.kind === 'conflict'
+        ? isLatched(last.proxy) || last.created !== undefined
+        : 'status' in last && isLatched({ ...last.proxy, status: last.status });
+    if (!attemptGoesOn) retryLatched = false;
     if (last.created) created.set(last.created.uid, last.created);
     if (last.kind === 'conflict' && last.created) unrecorded.set(last.created.uid, last.created);
     else if (last.kind === 'written' || last.kind === 'unchanged') unrecorded.delete(last.proxy.uid);

@@ -510,6 +510,97 @@ describe('reconcile handler: managed lifecycle', () => {
     });
   });
 
+  // The same race, but the concurrent request's latch lands before the manual pass 1's write, which loses
+  // (a conflict): a re-run is that attempt only while what it read was latched or it created an instance
+  // (the re-run records it). Pass 1 read Provisioned and created nothing, so its re-run meets the latch.
+  it('a manual pass whose write lost to another request’s latch re-runs without going past it: no second create', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'requeue');
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioned', providerId });
+    t.provider.instances.delete(providerId!);
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async (name, status, version) => {
+      t.store.writeStatus = realWrite;
+      // Before the manual pass 1's write (instance-missing) lands, another request's passes record the VM
+      // missing, create it and are refused for good: latched.
+      t.provider.failNext('create', 'permanent');
+      await t.run('p1', 'requeue');
+      expect((await t.doc())!.status.phase).toBe('Failed');
+      return realWrite(name, status, version); // conflict: the version it read is gone
+    };
+    await t.run('p1', 'manual');
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
+    expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual([
+      'conflict:instance-missing',
+      'unchanged:latched',
+    ]);
+    expect(t.provider.callsOf('create')).toBe(2); // the first VM's and the concurrent one: none of its own
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Failed',
+      providerId: null,
+      nextReconcileAt: null,
+    });
+  });
+
+  // A pass that read the latch and lost its write is still the attempt: its re-run goes past the latch (here
+  // the adopt arm's write loses to a writer that left the latch in place, and the re-run adopts again).
+  it('a manual pass past a latch whose write lost: the re-run is still that attempt and goes past it', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    const latched = (await t.doc())!.status;
+    await t.run('p1', 'manual'); // creates the VM
+    const [providerId] = [...t.provider.instances.keys()];
+    const stored = (await t.store.get('p1'))!;
+    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async (name, status, version) => {
+      t.store.writeStatus = realWrite;
+      const current = (await t.store.get(name))!;
+      const moved = { ...current.proxy.status, latencyMillis: 42 }; // a probe's write: still latched
+      expect(await realWrite(name, moved, current.version)).toBe('written');
+      return realWrite(name, status, version); // conflict
+    };
+    await t.run('p1', 'manual');
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined).slice(-3);
+    expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual([
+      'conflict:adopt',
+      'written:adopt',
+      'written:provisioning',
+    ]);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect(t.provider.callsOf('create')).toBe(2);
+  });
+
+  // A pass that created and then lost its write is still the attempt, whatever it read: its re-run records
+  // the VM (recordingCreated), past a latch another request wrote meanwhile. Met there instead, the VM would
+  // be left running under a Failed proxy with nothing due.
+  it('a manual pass that created and lost its write to another request’s latch: the re-run records its VM past that latch', async () => {
+    await create(); // Pending, no instance: the manual pass creates one
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async (name, status, version) => {
+      t.store.writeStatus = realWrite;
+      // Before the manual pass 1's write (create) lands, another request's create is refused for good.
+      t.provider.failNext('create', 'permanent');
+      await t.run('p1', 'requeue');
+      expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId: null });
+      return realWrite(name, status, version); // conflict
+    };
+    await t.run('p1', 'manual');
+    const [providerId] = [...t.provider.instances.keys()];
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
+    // The re-run reads the VM's own label for its hash (builtFrom): no adopt pass.
+    expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual(['conflict:create', 'written:provisioning']);
+    expect(t.provider.callsOf('create')).toBe(2); // its own and the concurrent one: none on the re-run
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect((await t.doc())!.status.nextReconcileAt).not.toBeNull();
+  });
+
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
     await create();
     // The pass ran long (a slow Compute API) and lost its write.
