@@ -13,7 +13,8 @@
 // deterministic. When no giver can spare one — typically because it sits at exactly its share of the
 // default route, which once balanced leaves only K mod N workers above it — the worker swaps: it takes
 // the proxy and hands the giver one of its own that is in every route the giver would fall short in, not
-// in this route, and whose other routes it keeps its own share of. Each move or swap lowers the total
+// in this route, and whose other routes it keeps its own share of; a worker at the snapshot cap gains
+// only by such swaps (share-cap.ts). Each move or swap lowers the total
 // shortfall and raises none, so the repair ends; a route whose proxies are fewer than its workers leaves
 // some without (nothing could give one without taking the giver's only one).
 //
@@ -185,10 +186,11 @@ export function balancedOwners(
       .sort((a, b) => score[b]! - score[a]! || (proxies[list[a]!]!.name < proxies[list[b]!]!.name ? -1 : 1))
       .map((k) => list[k]!);
   };
-  // A swap, when no single move can: w takes proxy i of route r from g, whose share of another route q of
-  // i would fall short without it, and hands g in exchange one of its own proxies that is in every such q,
-  // not in r, and whose other routes w keeps its share of. Then w gains one in r and no count of g or w
-  // falls below its floor where it was not already: the total shortfall still falls by one.
+  // A swap, when no single move can — or when w is at the cap, where a move would take it over: w takes
+  // proxy i of route r from g, whose share of another route q of i would fall short without it, and hands
+  // g in exchange one of its own proxies that is in every such q, not in r, and whose other routes w keeps
+  // its share of (a full w hands back one in no route first: it costs no route a proxy). Then w gains one
+  // in r and no count of g or w falls below its floor where it was not already: the shortfall falls by one.
   const swapIn = (r: number, w: number, above: readonly number[]): boolean => {
     const c = count[r]!;
     const takeable = above.filter(
@@ -203,7 +205,8 @@ export function balancedOwners(
       if (c[w]! >= floor[r]! || misses > MAX_SWAP_MISSES) break;
       const g = owner[i]!;
       if (g === w || c[g]! - 1 < floor[r]!) continue;
-      if (canGive(i) && !isFull(w)) {
+      const wFull = isFull(w);
+      if (canGive(i) && !wFull) {
         move(i, w);
         any = true;
         continue;
@@ -215,8 +218,10 @@ export function balancedOwners(
       let back = -1;
       for (const j of spare) {
         if (back >= 0) {
-          const d = Math.sign(routesOf[j]!.length) - Math.sign(routesOf[back]!.length);
-          if (d > 0 || (d === 0 && proxies[j]!.name > proxies[back]!.name)) continue;
+          // Below the cap spare holds routed proxies only: the name alone decides, no route read.
+          const routed = wFull && routesOf[j]!.length > 0;
+          const backRouted = wFull && routesOf[back]!.length > 0;
+          if (routed !== backRouted ? routed : proxies[j]!.name > proxies[back]!.name) continue;
         }
         if (owner[j] !== w || eligible[j]![g] !== 1) continue;
         const rj = routesOf[j]!;
