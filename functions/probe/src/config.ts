@@ -52,7 +52,8 @@ const ProbeEnvFields = BaseEnv.extend({
   PROBE_PASSIVE_SUCCESS_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(2),
   PROBE_PASSIVE_FAILURE_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(3),
   /** Drop passive evidence after this long without a signal; unset = three tick periods. Counted in ticks
-   *  (wiring passes the period): the first tick at least this less half a tick after the last signal. */
+   *  (wiring passes the period): the first tick at least this less half a tick after the last signal — so
+   *  it must exceed 1.5 tick periods. An active probe drops it only after this whole time. */
   PROBE_PASSIVE_EXPIRY_SECONDS: envNumber(z.number().positive()).optional(),
   /** Fewer outcomes than this for a proxy in a tick: no signal either way. */
   PROBE_PASSIVE_MIN_SAMPLES: envNumber(z.number().int().min(1)).default(DEFAULT_PASSIVE_RULE.minSamples),
@@ -78,12 +79,14 @@ export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
       message: `must be at most PROBE_RUN_BUDGET_SECONDS less ${MIN_PASS_BUDGET_MS / 1000} (${mostLoop})`,
     });
   }
-  // Signals arrive once per tick: a shorter expiry would drop every track before its next signal.
-  if (expiry <= e.PROBE_TICK_PERIOD_SECONDS) {
+  // Signals arrive once per tick, and the passive pass drops a track at the first tick at least the expiry
+  // less half a tick after its last signal (passive-track.ts `tickPeriodMs`): that effective expiry must
+  // exceed one tick, or every track goes at the next quiet tick (an 80 s expiry with 60 s ticks: at 60 s).
+  if (expiry <= 1.5 * e.PROBE_TICK_PERIOD_SECONDS) {
     ctx.addIssue({
       code: 'custom',
       path: ['PROBE_PASSIVE_EXPIRY_SECONDS'],
-      message: 'must exceed PROBE_TICK_PERIOD_SECONDS',
+      message: `must exceed 1.5 × PROBE_TICK_PERIOD_SECONDS (${1.5 * e.PROBE_TICK_PERIOD_SECONDS}): it counts in ticks, less half a tick`,
     });
   }
   return {

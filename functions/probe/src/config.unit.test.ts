@@ -25,6 +25,12 @@ describe('probe config: the PASSIVE track', () => {
       { PROBE_PASSIVE_EXPIRY_SECONDS: '600' },
       { PROBE_PASSIVE_EXPIRY_SECONDS: 600 },
     ],
+    [
+      'two ticks: kept at the next quiet tick, dropped at the second',
+      { PROBE_PASSIVE_EXPIRY_SECONDS: '120' },
+      { PROBE_PASSIVE_EXPIRY_SECONDS: 120 },
+    ],
+    ['three ticks, set', { PROBE_PASSIVE_EXPIRY_SECONDS: '180' }, { PROBE_PASSIVE_EXPIRY_SECONDS: 180 }],
   ])('%s', (_name, env, expected) => {
     expect(ProbeEnv.parse({ ...base, ...env })).toMatchObject(expected);
   });
@@ -33,6 +39,17 @@ describe('probe config: the PASSIVE track', () => {
     [
       'an expiry no longer than a tick (every track would expire before its next signal)',
       { PROBE_PASSIVE_EXPIRY_SECONDS: '60' },
+    ],
+    // Counted in ticks less half a tick (passive-track.ts): 80 − 30 and 90 − 30 are no longer than the
+    // 60 s tick, so every track would go at the next quiet tick.
+    [
+      'an expiry of 80 s with 60 s ticks (dropped at the next quiet tick)',
+      { PROBE_PASSIVE_EXPIRY_SECONDS: '80' },
+    ],
+    ['an expiry of 1.5 ticks (90 s with 60 s ticks)', { PROBE_PASSIVE_EXPIRY_SECONDS: '90' }],
+    [
+      'an expiry of 1.5 ticks (45 s with 30 s ticks)',
+      { PROBE_TICK_PERIOD_SECONDS: '30', PROBE_PASSIVE_EXPIRY_SECONDS: '45' },
     ],
     ['a zero threshold', { PROBE_PASSIVE_FAILURE_THRESHOLD: '0' }],
     ['a failure ratio above 1', { PROBE_PASSIVE_MAX_FAILURE_RATIO: '1.5' }],

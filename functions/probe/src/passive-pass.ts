@@ -65,7 +65,8 @@ export async function runPassivePass(
   const cursor = await passive.feed.cursor();
   const to = new Date(now.getTime() - passive.settleMs);
   // Evidence older than the expiry window would expire at once: never read further back (bounds the read
-  // after an outage, and the first run's window).
+  // after an outage, and the first run's window). The whole window, though the expiry counts half a tick
+  // less (passive-track.ts `tickPeriodMs`): that half tick more is read for nothing, and no evidence is lost.
   const floor = to.getTime() - passive.settings.expiryMs;
   const from = new Date(Math.max(cursor?.through.getTime() ?? floor, floor));
   if (to <= from) return none();

@@ -409,8 +409,10 @@ function decide(
     activeTracksOf(deps.tiers),
     p.spec.healthCheck,
     to,
-    // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
-    { signal: null, settings: deps.passive.settings },
+    // No gateway signal in an active pass; a PASSIVE track left without signals expires here — after the
+    // whole expiry: `to` is a moment of the run's loop, not a tick start, so the half-tick allowance for
+    // tick-start jitter (passive-track.ts `tickPeriodMs`, the passive pass's) would drop it from ~150 s.
+    { signal: null, settings: { ...deps.passive.settings, tickPeriodMs: undefined } },
     routes ? targetKeysOf(checks) : null,
   );
   if (dec.publish) return dec;

@@ -457,3 +457,29 @@ describe('runProbePass: a budget', () => {
     expect(warnings).toEqual([]);
   });
 });
+
+describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
+  // The passive pass counts the expiry in ticks, less half a tick for tick-start jitter (passive-track.ts
+  // `tickPeriodMs`); an active pass decides at a moment of the run's loop (PROBE_LOOP_SECONDS), not at a
+  // tick start: it drops the evidence only after the whole expiry (180 s here, ticks of 60 s).
+  it.each<[string, number, boolean]>([
+    ['keeps it', 160, true],
+    ['keeps it', 179, true],
+    ['drops it', 180, false],
+  ])('an active probe %s %d s after the last signal', async (_verb, sec, kept) => {
+    const f = fakes(null, new Set());
+    f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
+    const up = proxy('up', '10.0.0.2');
+    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
+    const signalAt = new Date(t0.getTime() + 600_000);
+    const evidence: ProxyHealthState['passive'] = {
+      track: { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 },
+      lastSignalAt: signalAt,
+    };
+    f.health.set('up', { ...f.health.get('up')!, passive: evidence });
+    const to = new Date(signalAt.getTime() + sec * 1000);
+    await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
+    expect(f.targets.length).toBe(up.spec.healthCheck.successThreshold + 1); // probed in this pass
+    expect(f.health.get('up')!.passive).toEqual(kept ? evidence : null);
+  });
+});

@@ -87,7 +87,8 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
         successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,
         failureThreshold: config.PROBE_PASSIVE_FAILURE_THRESHOLD,
         expiryMs: config.PROBE_PASSIVE_EXPIRY_SECONDS * 1000,
-        // The expiry counts in ticks, whose starts jitter (passive-track.ts).
+        // The expiry counts in ticks, whose starts jitter (passive-track.ts): the passive pass's, at tick
+        // starts; the active pass (probe-pass.ts decide) leaves it out, deciding within the run's loop.
         tickPeriodMs: config.PROBE_TICK_PERIOD_SECONDS * 1000,
       },
       rule: {
