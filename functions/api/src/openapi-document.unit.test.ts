@@ -123,6 +123,31 @@ describe('/openapi.json covers the JSON API', () => {
   });
 });
 
+describe('/openapi.json names what a GET answers a body with', () => {
+  // The gateway and worker GETs bound their own bodies (app.ts skips them) and refuse one (docs/api.md
+  // § Errors): a client reading the document learns both answers.
+  it('documents 400 unexpected_body and the 1 KiB 413 on every gateway and worker GET', async () => {
+    const doc = await documentOf(everySurface());
+    const gets = Object.entries(doc.paths)
+      .filter(([path, item]) => item.get && /^\/v1\/(gateway|workers)\//.test(path))
+      .map(([path, item]) => {
+        const responses = item.get?.responses as Record<string, { description: string } | undefined>;
+        return {
+          path,
+          400: responses['400']?.description.includes('unexpected_body'),
+          413: responses['413']?.description.startsWith('payload_too_large: the body is over 1 KiB'),
+        };
+      });
+    expect(gets.map((g) => g.path).sort()).toEqual([
+      '/v1/gateway/ownership',
+      '/v1/gateway/routing',
+      '/v1/gateway/workers',
+      '/v1/workers/{id}/snapshot',
+    ]);
+    expect(gets.filter((g) => !g[400] || !g[413])).toEqual([]);
+  });
+});
+
 describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
   it('resolves every $ref', async () => {
     const doc = await documentOf(everySurface());

@@ -12,6 +12,7 @@ import {
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { ifMatchHeader } from '../routes/if-match-header.js';
+import { refusesBody } from '../routes/openapi-no-body.js';
 import { adminResponses, error, json } from '../routes/openapi-responses.js';
 import { adminSecurity } from '../routes/openapi-security.js';
 import { isDocumentId } from '../validation/document-id.js';
@@ -191,14 +192,9 @@ export const RoutingIfMatch = ifMatchHeader({
 
 const tags = ['gateway'];
 const common = adminResponses('the store or the identity check is unavailable');
-// The gateway routes bound their own bodies (app.ts). GET /workers (admin-routes.ts) never reads one, so
-// it has no 413; the other GETs refuse one (400 unexpected_body) as every admin GET and DELETE does,
-// bounded at 1 KiB first.
-const { 413: _payloadTooLarge, ...getCommon } = common;
-const noBodyHere = error(
-  'invalid_request: a body (unexpected_body), or a query parameter the route does not read',
-);
-const tooLargeHere = error('payload_too_large: the body is over 1 KiB; the connection is closed');
+// The gateway routes bound their own bodies (app.ts): a GET here refuses one (400 unexpected_body) as every
+// admin GET and DELETE does, bounded at 1 KiB first.
+const noBodyHere = refusesBody('or a query parameter the route does not read');
 
 export const listWorkersRoute = createRoute({
   method: 'get',
@@ -211,10 +207,10 @@ export const listWorkersRoute = createRoute({
   },
   responses: {
     200: json(GatewayWorkerList, 'The epoch and the workers'),
-    400: error(
-      'invalid_request: all not true or false, pageSize out of 1–500, a malformed pageToken, pageSize or pageToken without all=true, or another query parameter',
+    ...common,
+    ...refusesBody(
+      'all not true or false, pageSize out of 1–500, a malformed pageToken, pageSize or pageToken without all=true, or another query parameter',
     ),
-    ...getCommon,
   },
 });
 
@@ -227,9 +223,8 @@ export const ownershipRoute = createRoute({
   middleware: [limitBytes(1024), noQuery(), noBody()] as const,
   responses: {
     200: json(z.object({ epoch: Count, proxies: z.array(OwnershipEntry) }), 'The epoch and the proxies'),
-    400: noBodyHere,
     ...common,
-    413: tooLargeHere,
+    ...noBodyHere,
   },
 });
 
@@ -242,9 +237,8 @@ export const getRoutingRoute = createRoute({
   middleware: [limitBytes(1024), noQuery(), noBody()] as const,
   responses: {
     200: withRoutingETag(json(StoredRouting, 'The stored routing, or the default')),
-    400: noBodyHere,
     ...common,
-    413: tooLargeHere,
+    ...noBodyHere,
     500: withRoutingETag(
       error(
         'stored_routing_invalid: the stored document no longer fits the route schema (edited by hand); `revision` in the body and the ETag say what If-Match a replacing PUT takes',

@@ -25,6 +25,7 @@ import type {
 import { describeIfMatch, etagOf, ifMatchHolds, parseIfMatch } from '../admin/if-match.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import { requireAdmin } from '../auth/middleware.js';
+import { noBody } from '../middleware/no-body.js';
 import { queryNames } from '../middleware/query-names.js';
 import {
   AllQuery,
@@ -41,7 +42,7 @@ import {
 } from './admin-openapi.js';
 import { ownershipView, workerView } from './admin-views.js';
 import { WorkerApiError, workerErrors } from './errors.js';
-import { workerHook } from './http.js';
+import { limitBytes, workerHook } from './http.js';
 import { requestPass } from './service-deps.js';
 
 export interface GatewayAdminDeps {
@@ -96,9 +97,10 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   };
 
   // Documented, not validated by the route's query validator: each parameter has its own 400 message,
-  // checked in this order (and pageSize/pageToken without all=true before the values of either).
+  // checked in this order (and pageSize/pageToken without all=true before the values of either). A body is
+  // refused (400 unexpected_body) as on the other GETs, bounded first (these routes skip the app's limit).
   app.openAPIRegistry.registerPath(listWorkersRoute);
-  app.get('/workers', onlyListParams, async (c) => {
+  app.get('/workers', limitBytes(1024), onlyListParams, noBody(), async (c) => {
     const all = AllQuery.safeParse(c.req.query('all'));
     if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
     const everything = all.data === 'true';

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
@@ -25,7 +26,8 @@ interface Seen {
   passes: unknown[];
 }
 
-function app(seen: Seen = { writes: [], passes: [] }) {
+/** `stores` replaces some of the failing stubs (a route that gets past its checks then answers). */
+function app(seen: Seen = { writes: [], passes: [] }, stores: Partial<WorkersApiDeps> = {}) {
   const down = async () => {
     throw new WorkerStoreError('unavailable', 'stubbed');
   };
@@ -49,6 +51,7 @@ function app(seen: Seen = { writes: [], passes: [] }) {
     requester: { request: async (req: unknown) => void seen.passes.push(req) },
     clock: new ManualClock(new Date('2026-12-01T00:00:00Z')),
     log: memoryLogger(),
+    ...stores,
   } as unknown as WorkersApiDeps;
   const proxies = {
     get: async () => {
@@ -372,10 +375,44 @@ describe('GET routes with a body', () => {
     });
   });
 
+  // Stores that answer (empty), so that a request past the checks shows as a 200.
+  const empty = async () => new Map();
+  const answering = {
+    workers: { listInView: async () => [], page: async () => ({ records: [], next: null }) },
+    ownership: { read: async () => ({ epoch: 3, records: new Map() }) },
+    snapshots: { headersInView: empty, headersOf: empty },
+    pool: { inPool: async () => ({ proxies: [], skipped: [] }) },
+    settings: DEFAULT_WORKER_SETTINGS,
+  } as unknown as Partial<WorkersApiDeps>;
+
+  // Served by app.get (admin-routes.ts), out of the route middleware's reach: it read no body, any size.
+  it.each([['/v1/gateway/workers'], ['/v1/gateway/workers?all=true&pageSize=10']])(
+    'GET %s: 400 unexpected_body; over 1 KiB, 413; without one, 200',
+    async (path) => {
+      const { served } = app(undefined, answering);
+      expect(await getWithBody(served, path, '{"all":true}')).toEqual({
+        status: 400,
+        body: expect.objectContaining({
+          error: 'invalid_request',
+          issues: [expect.objectContaining({ code: 'unexpected_body' })],
+        }),
+      });
+      expect(await getWithBody(served, path, 'x'.repeat(2048))).toMatchObject({
+        status: 413,
+        body: { error: 'payload_too_large' },
+      });
+      expect(await getWithBody(served, path, '')).toMatchObject({
+        status: 200,
+        body: { epoch: 3, workers: [] },
+      });
+    },
+  );
+
   it('without one they get past those checks', async () => {
-    const call = app();
-    // (the stub deps hold no view settings: the handler's 500 shows the checks were passed)
-    expect((await call('GET', '/v1/gateway/ownership')).status).toBe(500);
-    expect((await call('GET', '/v1/workers/gw-1/snapshot?sessionId=abcdefgh')).status).toBe(503); // store down
+    const call = app(undefined, answering);
+    expect((await call('GET', '/v1/gateway/ownership')).status).toBe(200);
+    expect((await call('GET', '/v1/gateway/workers')).status).toBe(200);
+    const storeDown = app();
+    expect((await storeDown('GET', '/v1/workers/gw-1/snapshot?sessionId=abcdefgh')).status).toBe(503);
   });
 });

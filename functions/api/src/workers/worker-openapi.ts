@@ -14,6 +14,7 @@ import {
   RuntimeResponseBody,
   SessionId,
 } from '../../../../shared/src/messages/worker-api.js';
+import { refusesBody } from '../routes/openapi-no-body.js';
 import { error, json } from '../routes/openapi-responses.js';
 import { workerSecurity } from '../routes/openapi-security.js';
 
@@ -135,7 +136,7 @@ export const snapshotRoute = createRoute({
   request: { params: WorkerIdParam, query: SnapshotQuery },
   responses: {
     200: json(GatewaySnapshot, 'The snapshot'),
-    400: error('invalid_request: not a worker id, or no valid sessionId'),
+    ...refusesBody('not a worker id, or no valid sessionId'),
     404: error('no_snapshot: none built yet for this worker (or for its session’s protocol version)'),
     ...session,
     ...common,
