@@ -394,6 +394,53 @@ describe('ProxySession.stickyValue', () => {
   });
 });
 
+/**
+ * A gateway in process on loopback (admin and proxy listeners on free ports, no client auth) serving one
+ * snapshot, its proxies on 127.0.0.1 and usable for the hour, routed round-robin from the first; `resolve`
+ * is its DNS (never dialled here: only named in the CONNECT the upstream answers).
+ */
+async function gatewayOver(
+  proxies: Pick<GatewayProxy, 'name' | 'port' | 'protocol' | 'capacity' | 'suspect'>[],
+  resolve: (host: string) => Promise<string[]>,
+) {
+  const t = Date.now();
+  const later = new Date(t + 3_600_000).toISOString();
+  const given = buildSnapshot(
+    {
+      schemaVersion: 1,
+      version: 1,
+      ownershipEpoch: 1,
+      workerId: 'w1',
+      generatedAt: new Date(t).toISOString(),
+      validUntil: new Date(t + 600_000).toISOString(),
+      routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+      proxies: proxies.map((p) => ({
+        ...p,
+        host: '127.0.0.1',
+        expiresAt: later,
+        usableUntil: later,
+        attributes: {},
+      })),
+    },
+    sha256Hex,
+  );
+  const cfg = loadGatewayConfig([], {
+    GATEWAY_CLIENT_AUTH: 'none',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    GATEWAY_PROXY_PORT: '0',
+    GATEWAY_DRAIN_TIMEOUT_MS: '0',
+  });
+  return startGateway(cfg, {
+    log: jsonLogger('error', () => {}),
+    version: 't',
+    workerId: 'w1',
+    source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
+    reporter: { start: () => {}, stop: async () => {} },
+    resolve,
+  });
+}
+
 // gateway_suspect_fallbacks_total counts requests sent to a SUSPECT upstream (docs/gateway.md § Metrics),
 // and an alert divides it by requests: a request the listener redials counts once. Each pick counted, so
 // one CONNECT redialled between suspect proxies counted 2, exactly when SUSPECT proxies fail.
@@ -409,52 +456,15 @@ describe('ProxySession redialling onto a SUSPECT upstream', () => {
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
     const deadPort = (dead.address() as AddressInfo).port;
     await new Promise((r) => dead.close(r));
-    const t = Date.now();
-    const later = new Date(t + 3_600_000).toISOString();
-    const proxy = (name: string, port: number, isSuspect: boolean): GatewayProxy => ({
-      name,
-      host: '127.0.0.1',
-      port,
-      protocol: 'http',
-      capacity: 5,
-      expiresAt: later,
-      usableUntil: later,
-      attributes: {},
-      suspect: isSuspect,
-    });
-    const given = buildSnapshot(
-      {
-        schemaVersion: 1,
-        version: 1,
-        ownershipEpoch: 1,
-        workerId: 'w1',
-        generatedAt: new Date(t).toISOString(),
-        validUntil: new Date(t + 600_000).toISOString(),
-        // Round-robin from the first: the dead proxy is tried first.
-        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
-        proxies: [
-          proxy('a-dead', deadPort, suspect.dead),
-          proxy('b-live', (live.address() as AddressInfo).port, suspect.live),
-        ],
-      },
-      sha256Hex,
+    const livePort = (live.address() as AddressInfo).port;
+    // Round-robin from the first: the dead proxy is tried first.
+    const gw = await gatewayOver(
+      [
+        { name: 'a-dead', port: deadPort, protocol: 'http', capacity: 5, suspect: suspect.dead },
+        { name: 'b-live', port: livePort, protocol: 'http', capacity: 5, suspect: suspect.live },
+      ],
+      async () => ['8.8.8.8'],
     );
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_AUTH: 'none',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-    });
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      workerId: 'w1',
-      source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
-      reporter: { start: () => {}, stop: async () => {} },
-      // Never dialled here: only named in the CONNECT the upstream answers.
-      resolve: async () => ['8.8.8.8'],
-    });
     try {
       const answer = await new Promise<string>((resolve, reject) => {
         const c = net.connect(gw.proxyPort!, '127.0.0.1');
@@ -530,49 +540,10 @@ describe('ProxySession reporting a CONNECT tunnel', () => {
       });
     });
     await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
-    const t = Date.now();
-    const later = new Date(t + 3_600_000).toISOString();
-    const given = buildSnapshot(
-      {
-        schemaVersion: 1,
-        version: 1,
-        ownershipEpoch: 1,
-        workerId: 'w1',
-        generatedAt: new Date(t).toISOString(),
-        validUntil: new Date(t + 600_000).toISOString(),
-        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
-        proxies: [
-          {
-            name: 'p1',
-            host: '127.0.0.1',
-            port: (up.address() as AddressInfo).port,
-            protocol,
-            capacity: 50,
-            expiresAt: later,
-            usableUntil: later,
-            attributes: {},
-            suspect: false,
-          },
-        ],
-      },
-      sha256Hex,
+    const gw = await gatewayOver(
+      [{ name: 'p1', port: (up.address() as AddressInfo).port, protocol, capacity: 50, suspect: false }],
+      async (h) => [h.startsWith('down') ? '2.2.2.2' : '8.8.8.8'],
     );
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_AUTH: 'none',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-    });
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      workerId: 'w1',
-      source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
-      reporter: { start: () => {}, stop: async () => {} },
-      // Never dialled here: only named in the CONNECT the upstream answers.
-      resolve: async (h: string) => [h.startsWith('down') ? '2.2.2.2' : '8.8.8.8'],
-    });
     /** A CONNECT through the gateway: its answer's status line, and the client's socket, left open. */
     const connect = (host: string) =>
       new Promise<{ answer: string; c: net.Socket }>((resolve, reject) => {

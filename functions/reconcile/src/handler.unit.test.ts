@@ -13,7 +13,11 @@ import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { ProviderError } from '../../../shared/src/ports/provider.js';
-import { type StoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
+import {
+  type ConditionalWrite,
+  type StoredProxy,
+  StoreError,
+} from '../../../shared/src/ports/proxy-store.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
@@ -66,15 +70,43 @@ const pushed = (reason: string, messageId: string, publishTime?: string) => {
 const safetyNet = () => new Date(t.clock.now().getTime() + SAFETY_NET_MS);
 /** The cloud-init of credentials version `n`: its script and the digest the spec hash takes. */
 const version = (n: number) => ({ ...script, script: `#!/bin/sh\n# version ${n}\n`, digest: `sha256:v${n}` });
-/** p1 created and its VM seen Running (Provisioned), the cloud-init resolving as `resolve` says. */
-async function provisionedWith(resolve: CloudInitResolver['resolve']): Promise<void> {
-  t.deps.cloudInit = { resolve, versionState: async () => 'readable' };
+/** p1 created and its VM seen Running (Provisioned, unless a pass fails). Returns the VM's providerId. */
+async function provisioned(): Promise<string | undefined> {
   await create();
   await t.run('p1', 'created');
   t.provider.bootAll();
   t.clock.advance(iv.ProvisioningPoll);
   await t.run('p1', 'requeue');
+  return [...t.provider.instances.keys()][0];
+}
+
+/** p1 created and its VM seen Running (Provisioned), the cloud-init resolving as `resolve` says. */
+async function provisionedWith(resolve: CloudInitResolver['resolve']): Promise<void> {
+  t.deps.cloudInit = { resolve, versionState: async () => 'readable' };
+  await provisioned();
   expect((await t.doc())?.status.phase).toBe('Provisioned');
+}
+
+/** p1 created and its create refused for good: the latch. Returns the status then written. */
+async function latched(): Promise<ProxyResource['status']> {
+  await create();
+  t.provider.failNext('create', 'permanent');
+  await t.run('p1', 'created');
+  return (await t.doc())!.status;
+}
+
+/**
+ * A latch over a VM with its hash unknown: p1 latched, a manual attempt's VM created, then the latched
+ * status written back with that VM's providerId and specHash '' (a status recordBeforeRetry wrote before it
+ * cleared the latch, or a latch recorded after it). Returns the latched status and the VM's providerId.
+ */
+async function latchedOverUnhashedVm(): Promise<{ latched: ProxyResource['status']; providerId: string }> {
+  const status = await latched();
+  await t.run('p1', 'manual'); // creates the VM
+  const [providerId] = [...t.provider.instances.keys()];
+  const stored = (await t.store.get('p1'))!;
+  await t.store.writeStatus('p1', { ...status, providerId: providerId!, specHash: '' }, stored.version);
+  return { latched: status, providerId: providerId! };
 }
 
 /** `meanwhile` runs right after the next slot take is answered, before the pass that took it goes on. */
@@ -95,6 +127,20 @@ function loseFirstWrite(meanwhile: (name: string, fresh: StoredProxy) => Promise
     t.store.writeStatus = real; // `meanwhile` and every later write go through as usual
     await meanwhile(name, (await t.store.get(name))!);
     return 'conflict';
+  };
+}
+
+/**
+ * The next status write is `instead`'s to do: `write` makes it as asked, and t.store.writeStatus, restored
+ * first, lets `instead` and every later write go through as usual.
+ */
+function onNextWrite(
+  instead: (write: () => Promise<ConditionalWrite>, name: string) => Promise<ConditionalWrite>,
+): void {
+  const real = t.store.writeStatus.bind(t.store);
+  t.store.writeStatus = async (name, status, version) => {
+    t.store.writeStatus = real;
+    return instead(() => real(name, status, version), name);
   };
 }
 
@@ -352,15 +398,10 @@ describe('reconcile handler: managed lifecycle', () => {
   // names it, its hash unknown, and the latch is gone with the create it recorded as failed for good. The
   // redelivery's adopt pass records the hash and asks to run again at once; the next pass decides on the VM.
   it('a manual attempt whose status write throws: its VM is recorded Provisioning, the redelivery adopts and provisions it, a later failure for good latches again', async () => {
-    await create();
-    t.provider.failNext('create', 'permanent');
-    await t.run('p1', 'created');
-    expect((await t.doc())!.status.phase).toBe('Failed');
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async () => {
-      t.store.writeStatus = realWrite; // one blip: the manual pass's own write
-      throw new StoreError('unavailable', 'blip');
-    };
+    expect((await latched()).phase).toBe('Failed');
+    onNextWrite(async () => {
+      throw new StoreError('unavailable', 'blip'); // one blip: the manual pass's own write
+    });
     await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
     const [providerId] = [...t.provider.instances.keys()];
     // Recorded before the retry as the create arm would have: the latch is gone with the failed create.
@@ -392,15 +433,10 @@ describe('reconcile handler: managed lifecycle', () => {
   // the latch. So the status recordBeforeRetry writes does not keep PermanentError: the create the latch
   // recorded as failed for good has just succeeded, and a plain request adopts the VM.
   it('a manual attempt whose status write throws leaves no latch over its VM: the requeue sweep provisions it', async () => {
-    await create();
-    t.provider.failNext('create', 'permanent');
-    await t.run('p1', 'created');
-    expect((await t.doc())!.status.phase).toBe('Failed');
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async () => {
-      t.store.writeStatus = realWrite; // one blip: the manual pass's own write
-      throw new StoreError('unavailable', 'blip');
-    };
+    expect((await latched()).phase).toBe('Failed');
+    onNextWrite(async () => {
+      throw new StoreError('unavailable', 'blip'); // one blip: the manual pass's own write
+    });
     await expect(t.run('p1', 'manual')).rejects.toThrow(/blip/);
     const [providerId] = [...t.provider.instances.keys()];
     // Due: what lets the requeue sweep find it once the manual request's redeliveries run out.
@@ -427,15 +463,8 @@ describe('reconcile handler: managed lifecycle', () => {
   // cloud-init failing for good on the redelivery). A manual request's adopt pass records the hash and asks
   // again at once, the status still latched: the pass it chains is still that attempt, past the latch.
   it('a manual request on a latch over a VM with its hash unknown adopts it and goes on past the latch', async () => {
-    await create();
-    t.provider.failNext('create', 'permanent');
-    await t.run('p1', 'created');
-    const latched = (await t.doc())!.status;
+    const { latched, providerId } = await latchedOverUnhashedVm();
     expect(latched.phase).toBe('Failed');
-    await t.run('p1', 'manual'); // creates the VM
-    const [providerId] = [...t.provider.instances.keys()];
-    const stored = (await t.store.get('p1'))!;
-    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
     await t.run('p1', 'requeue'); // latched: nothing
     expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', specHash: '' });
     await t.run('p1', 'manual');
@@ -450,17 +479,10 @@ describe('reconcile handler: managed lifecycle', () => {
   // past it), instance-missing writes Provisioning and asks again (no latch left to go past), the create
   // is refused for good and latches it: one create, and no request but the next manual one goes past it.
   it('a manual request on a latch over a vanished VM with its hash unknown: adopt, instance-missing, one create, latched again', async () => {
-    await create();
-    t.provider.failNext('create', 'permanent');
-    await t.run('p1', 'created');
-    const latched = (await t.doc())!.status;
+    const { latched, providerId } = await latchedOverUnhashedVm();
     expect(latched.phase).toBe('Failed');
-    await t.run('p1', 'manual'); // creates the VM
-    const [providerId] = [...t.provider.instances.keys()];
-    const stored = (await t.store.get('p1'))!;
-    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
     expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
-    t.provider.instances.delete(providerId!);
+    t.provider.instances.delete(providerId);
     t.provider.failNext('create', 'permanent');
     const creates = t.provider.callsOf('create');
     const outcome = await t.run('p1', 'manual');
@@ -483,24 +505,17 @@ describe('reconcile handler: managed lifecycle', () => {
   // missing (Provisioning, RequeueNow) and, before its next pass, a concurrent request's create fails for
   // good and latches the proxy: that next pass meets the latch and creates nothing.
   it('a manual request does not go past a latch another request wrote between its passes: no second create', async () => {
-    await create();
-    await t.run('p1', 'created');
-    t.provider.bootAll();
-    t.clock.advance(iv.ProvisioningPoll);
-    await t.run('p1', 'requeue');
-    const [providerId] = [...t.provider.instances.keys()];
+    const providerId = await provisioned();
     expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioned', providerId });
     t.provider.instances.delete(providerId!);
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async (name, status, version) => {
-      t.store.writeStatus = realWrite;
-      const outcome = await realWrite(name, status, version); // the manual pass 1: instance-missing
+    onNextWrite(async (write) => {
+      const outcome = await write(); // the manual pass 1: instance-missing
       // Meanwhile, another request's pass creates the instance and is refused for good: latched.
       t.provider.failNext('create', 'permanent');
       await t.run('p1', 'requeue');
       expect((await t.doc())!.status.phase).toBe('Failed');
       return outcome;
-    };
+    });
     await t.run('p1', 'manual');
     expect(t.provider.callsOf('create')).toBe(2); // the first VM's and the concurrent one: none of its own
     expect((await t.doc())!.status).toMatchObject({
@@ -514,24 +529,17 @@ describe('reconcile handler: managed lifecycle', () => {
   // (a conflict): a re-run is that attempt only while what it read was latched or it created an instance
   // (the re-run records it). Pass 1 read Provisioned and created nothing, so its re-run meets the latch.
   it('a manual pass whose write lost to another request’s latch re-runs without going past it: no second create', async () => {
-    await create();
-    await t.run('p1', 'created');
-    t.provider.bootAll();
-    t.clock.advance(iv.ProvisioningPoll);
-    await t.run('p1', 'requeue');
-    const [providerId] = [...t.provider.instances.keys()];
+    const providerId = await provisioned();
     expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioned', providerId });
     t.provider.instances.delete(providerId!);
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async (name, status, version) => {
-      t.store.writeStatus = realWrite;
+    onNextWrite(async (write) => {
       // Before the manual pass 1's write (instance-missing) lands, another request's passes record the VM
       // missing, create it and are refused for good: latched.
       t.provider.failNext('create', 'permanent');
       await t.run('p1', 'requeue');
       expect((await t.doc())!.status.phase).toBe('Failed');
-      return realWrite(name, status, version); // conflict: the version it read is gone
-    };
+      return write(); // conflict: the version it read is gone
+    });
     await t.run('p1', 'manual');
     const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
     expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual([
@@ -549,23 +557,14 @@ describe('reconcile handler: managed lifecycle', () => {
   // A pass that read the latch and lost its write is still the attempt: its re-run goes past the latch (here
   // the adopt arm's write loses to a writer that left the latch in place, and the re-run adopts again).
   it('a manual pass past a latch whose write lost: the re-run is still that attempt and goes past it', async () => {
-    await create();
-    t.provider.failNext('create', 'permanent');
-    await t.run('p1', 'created');
-    const latched = (await t.doc())!.status;
-    await t.run('p1', 'manual'); // creates the VM
-    const [providerId] = [...t.provider.instances.keys()];
-    const stored = (await t.store.get('p1'))!;
-    await t.store.writeStatus('p1', { ...latched, providerId: providerId!, specHash: '' }, stored.version);
+    const { providerId } = await latchedOverUnhashedVm();
     expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId, specHash: '' });
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async (name, status, version) => {
-      t.store.writeStatus = realWrite;
+    onNextWrite(async (write, name) => {
       const current = (await t.store.get(name))!;
       const moved = { ...current.proxy.status, latencyMillis: 42 }; // a probe's write: still latched
-      expect(await realWrite(name, moved, current.version)).toBe('written');
-      return realWrite(name, status, version); // conflict
-    };
+      expect(await t.store.writeStatus(name, moved, current.version)).toBe('written');
+      return write(); // conflict
+    });
     await t.run('p1', 'manual');
     const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined).slice(-3);
     expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual([
@@ -582,15 +581,13 @@ describe('reconcile handler: managed lifecycle', () => {
   // be left running under a Failed proxy with nothing due.
   it('a manual pass that created and lost its write to another request’s latch: the re-run records its VM past that latch', async () => {
     await create(); // Pending, no instance: the manual pass creates one
-    const realWrite = t.store.writeStatus.bind(t.store);
-    t.store.writeStatus = async (name, status, version) => {
-      t.store.writeStatus = realWrite;
+    onNextWrite(async (write) => {
       // Before the manual pass 1's write (create) lands, another request's create is refused for good.
       t.provider.failNext('create', 'permanent');
       await t.run('p1', 'requeue');
       expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', providerId: null });
-      return realWrite(name, status, version); // conflict
-    };
+      return write(); // conflict
+    });
     await t.run('p1', 'manual');
     const [providerId] = [...t.provider.instances.keys()];
     const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);

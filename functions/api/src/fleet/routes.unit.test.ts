@@ -7,6 +7,7 @@ import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { anyOf } from '../auth/authenticator.js';
 import { staticTokenAuthenticator } from '../auth/static-tokens.js';
 import { startApiServer } from '../server.js';
+import { getWithBody } from '../testing/get-with-body.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { InMemoryFleetFeed } from './feed.js';
 import { type FleetDeps, fleetApp } from './routes.js';
@@ -466,31 +467,7 @@ describe('credentials before the body (docs/api.md § Authentication)', () => {
 describe('fleet page: a body where none is taken (docs/api.md § Errors)', () => {
   // Sent over a socket: a Fetch Request cannot carry a GET body, a client on the wire can.
   const get = (port: number, path: string, body: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'GET',
-          path,
-          headers: {
-            authorization: `Bearer ${ADMIN_TOKEN}`,
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(body)),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    getWithBody({ port, path, token: ADMIN_TOKEN, body });
 
   it.each([
     ['/fleet/api/state'],

@@ -3,7 +3,7 @@
 // admin-openapi.ts): the path before the body, the worker's bucket taken before its body is judged, each
 // query parameter of GET /v1/gateway/workers with its own message. The stores behind are stubbed to fail
 // (503), so a request that gets past the checks shows as that.
-import { request, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import { staticTokenAuthenticator } from '../auth/static-tokens.js';
+import { getWithBody as sendGetWithBody } from '../testing/get-with-body.js';
 import { workerAuthenticator } from './auth.js';
 import { type WorkersApiDeps, workersApi } from './index.js';
 import { RateLimiter, WORKER_RATES } from './rate-limit.js';
@@ -76,8 +77,8 @@ function app(seen: Seen = { writes: [], passes: [] }, stores: Partial<WorkersApi
 }
 
 /**
- * A GET with a body, sent over a socket to the app served by @hono/node-server as in production: a Fetch
- * Request cannot carry one (app.request() throws), a client on the wire can.
+ * A GET with a body, sent over a socket (testing/get-with-body.ts) to the app served by @hono/node-server as
+ * in production: a Fetch Request cannot carry one (app.request() throws), a client on the wire can.
  */
 async function getWithBody(
   served: { fetch: (req: Request) => Response | Promise<Response> },
@@ -88,32 +89,9 @@ async function getWithBody(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   try {
-    return await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-      const token = path.startsWith('/v1/gateway') ? ADMIN : WORKER;
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'GET',
-          path,
-          headers: {
-            authorization: `Bearer ${token}`,
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(body)),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    const token = path.startsWith('/v1/gateway') ? ADMIN : WORKER;
+    const { status, text } = await sendGetWithBody({ port, path, token, body });
+    return { status, body: JSON.parse(text) as unknown };
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -356,13 +334,9 @@ describe('gateway admin routes', () => {
 
 // A route that takes no body refuses one rather than ignore it (docs/api.md § Errors), the GETs too.
 describe('GET routes with a body', () => {
-  it.each([
-    ['/v1/gateway/ownership'],
-    ['/v1/gateway/routing'],
-    ['/v1/workers/gw-1/snapshot?sessionId=abcdefgh'],
-  ])('GET %s: 400 unexpected_body; over 1 KiB, 413', async (path) => {
-    const { served } = app();
-    expect(await getWithBody(served, path, '{"force":true}')).toEqual({
+  /** `body` (small) is 400 unexpected_body; 2 KiB, over the 1 KiB bound, is 413. */
+  async function expectBodyRefused(served: Parameters<typeof getWithBody>[0], path: string, body: string) {
+    expect(await getWithBody(served, path, body)).toEqual({
       status: 400,
       body: expect.objectContaining({
         error: 'invalid_request',
@@ -373,6 +347,14 @@ describe('GET routes with a body', () => {
       status: 413,
       body: { error: 'payload_too_large' },
     });
+  }
+
+  it.each([
+    ['/v1/gateway/ownership'],
+    ['/v1/gateway/routing'],
+    ['/v1/workers/gw-1/snapshot?sessionId=abcdefgh'],
+  ])('GET %s: 400 unexpected_body; over 1 KiB, 413', async (path) => {
+    await expectBodyRefused(app().served, path, '{"force":true}');
   });
 
   // Stores that answer (empty), so that a request past the checks shows as a 200.
@@ -390,17 +372,7 @@ describe('GET routes with a body', () => {
     'GET %s: 400 unexpected_body; over 1 KiB, 413; without one, 200',
     async (path) => {
       const { served } = app(undefined, answering);
-      expect(await getWithBody(served, path, '{"all":true}')).toEqual({
-        status: 400,
-        body: expect.objectContaining({
-          error: 'invalid_request',
-          issues: [expect.objectContaining({ code: 'unexpected_body' })],
-        }),
-      });
-      expect(await getWithBody(served, path, 'x'.repeat(2048))).toMatchObject({
-        status: 413,
-        body: { error: 'payload_too_large' },
-      });
+      await expectBodyRefused(served, path, '{"all":true}');
       expect(await getWithBody(served, path, '')).toMatchObject({
         status: 200,
         body: { epoch: 3, workers: [] },
