@@ -95,15 +95,16 @@ export async function handleReconcile(
   // Once: for this delivery's passes, which are that one attempt — a pass chained by RequeueNow while the
   // status it wrote is still latched (the adopt arm records a hash and asks again at once, PermanentError
   // kept: the next pass is the one that decides on the instance), and a re-run after a lost write (a
-  // conflict) when the pass read a latched status or created an instance (the re-run records that VM, over
-  // a latch written meanwhile too). A latch over an instance recorded with its hash unknown is one recorded
+  // conflict) when the pass created an instance or was recording one an earlier pass created (the re-run
+  // records that VM, over a latch written meanwhile too), or read a latched status and tried no create (a
+  // create that failed again was the attempt: its re-run meets the latch rather than create twice). A latch over an instance recorded with its hash unknown is one recorded
   // after it (the provider, a cloud-init failing for good), or one recordBeforeRetry kept over the VM it
   // named before it cleared the latch (documents written then). Any other pass ends it — one that wrote an
   // unlatched status (instance-missing, replace/gone), or lost the write of a decision on an unlatched one
   // and created nothing: a latch the next pass reads is another request's, written after the operator
   // acted, and is met. It cannot run twice: every arm that records PermanentError asks for no requeue
-  // (failure.ts, cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery,
-  // and the next request meets the latch.
+  // (failure.ts, cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery —
+  // its write lost, the create it tried ends the attempt (above) — and the next request meets the latch.
   let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
@@ -136,7 +137,9 @@ export async function handleReconcile(
     // A conflict's `proxy` is the proxy as read (with any instance it records: no condition changed).
     const attemptGoesOn =
       last.kind === 'conflict'
-        ? isLatched(last.proxy) || last.created !== undefined
+        ? last.created !== undefined ||
+          unrecorded.has(last.proxy.uid) ||
+          (isLatched(last.proxy) && !last.triedCreate)
         : 'status' in last && isLatched({ ...last.proxy, status: last.status });
     if (!attemptGoesOn) retryLatched = false;
     if (last.created) created.set(last.created.uid, last.created);

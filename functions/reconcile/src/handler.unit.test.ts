@@ -598,6 +598,61 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())!.status.nextReconcileAt).not.toBeNull();
   });
 
+  // Two lost writes: the first pass created a VM and lost to a writer that left the proxy unlatched (a
+  // probe's), the second was recording it and lost to another request's latch. The second pass created
+  // nothing and read no latch, but it was recording the first's VM: its re-run records it past that latch.
+  it('a manual pass recording an earlier pass’s VM, its write lost to another request’s latch: the re-run records it', async () => {
+    await create(); // Pending, no instance: the manual pass creates one
+    onNextWrite(async (write, name) => {
+      const current = (await t.store.get(name))!;
+      const moved = { ...current.proxy.status, latencyMillis: 42 }; // a probe's write: unlatched
+      expect(await t.store.writeStatus(name, moved, current.version)).toBe('written');
+      onNextWrite(async (write2) => {
+        // Before pass 2's write (recording the VM) lands, another request's create is refused for good.
+        t.provider.failNext('create', 'permanent');
+        await t.run('p1', 'requeue');
+        expect((await t.doc())!.status.phase).toBe('Failed');
+        return write2(); // conflict
+      });
+      return write(); // conflict
+    });
+    await t.run('p1', 'manual');
+    const [providerId] = [...t.provider.instances.keys()];
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
+    expect(manual.map((l) => `${l.result}:${l.branch}`)).toEqual([
+      'conflict:create',
+      'conflict:provisioning',
+      'written:provisioning',
+    ]);
+    expect(t.provider.callsOf('create')).toBe(2); // its own and the concurrent one
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
+    expect((await t.doc())!.status.nextReconcileAt).not.toBeNull();
+  });
+
+  // Past the latch it started from, a manual pass's create is refused for good again and its write (the
+  // latch again) loses to a writer that kept the latch: the create was the attempt, so the re-run meets
+  // the latch — one create for one operator action, not two.
+  it('a manual create refused for good again, its write lost: the re-run meets the latch, no second create', async () => {
+    const status = await latched();
+    // A due time left on the latched status (a sweep's, say): the pass's latch then writes, and can lose.
+    const stored = (await t.store.get('p1'))!;
+    const due = new Date(t.clock.now().getTime() + 60_000);
+    await t.store.writeStatus('p1', { ...status, nextReconcileAt: due }, stored.version);
+    const before = t.provider.callsOf('create');
+    t.provider.failNext('create', 'permanent');
+    onNextWrite(async (write, name) => {
+      const current = (await t.store.get(name))!;
+      const moved = { ...current.proxy.status, latencyMillis: 42 }; // still latched
+      expect(await t.store.writeStatus(name, moved, current.version)).toBe('written');
+      return write(); // conflict
+    });
+    await t.run('p1', 'manual');
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
+    expect(t.provider.callsOf('create') - before).toBe(1);
+    expect(manual.map((l) => l.result)).toEqual(['conflict', 'written']);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', nextReconcileAt: null });
+  });
+
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
     await create();
     // The pass ran long (a slow Compute API) and lost its write.

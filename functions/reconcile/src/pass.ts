@@ -70,7 +70,11 @@ export type PassResult =
     /** Another writer moved the document between our read and our write: re-run from a fresh read. */
     | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
     | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus }
-  ) & { created?: CreatedInstance };
+  ) & {
+    created?: CreatedInstance;
+    /** A create this pass asked the provider for, whatever came of it (handler.ts: the latched attempt). */
+    triedCreate?: true;
+  };
 
 /**
  * One pass over the document as read. `createdBefore` holds the instances this delivery's earlier passes
@@ -167,6 +171,7 @@ export async function runPass(
     }
   }
   let created: CreatedInstance | undefined;
+  const triedCreate = plan.action?.kind === 'create';
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
     // A slot this pass took for a delete the provider refused outright is given back: nothing is being
@@ -220,7 +225,7 @@ export async function runPass(
   }
   // RequeueAfter counts from now, after the action returned, not from the observation.
   const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
-  return created ? { ...written, created } : written;
+  return { ...written, ...(created ? { created } : {}), ...(triedCreate ? { triedCreate } : {}) };
 }
 
 /**
