@@ -92,20 +92,24 @@ export async function handleReconcile(
   // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it. So
   // does a new version of a secret it names: the cloud-init it boots from (`secretRef`: its digest is in the
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
-  // Once: for this delivery's passes, which are that one attempt — a pass chained by RequeueNow while the
-  // status it wrote is still latched (the adopt arm records a hash and asks again at once, PermanentError
-  // kept: the next pass is the one that decides on the instance), and a re-run after a lost write (a
-  // conflict) when the pass created an instance or was recording one an earlier pass created (the re-run
-  // records that VM, over a latch written meanwhile too), or read a latched status and tried no create (a
-  // create that failed again was the attempt: its re-run meets the latch rather than create twice). A latch over an instance recorded with its hash unknown is one recorded
-  // after it (the provider, a cloud-init failing for good), or one recordBeforeRetry kept over the VM it
-  // named before it cleared the latch (documents written then). Any other pass ends it — one that wrote an
-  // unlatched status (instance-missing, replace/gone), or lost the write of a decision on an unlatched one
-  // and created nothing: a latch the next pass reads is another request's, written after the operator
-  // acted, and is met. It cannot run twice: every arm that records PermanentError asks for no requeue
-  // (failure.ts, cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery —
-  // its write lost, the create it tried ends the attempt (above) — and the next request meets the latch.
-  let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
+  // Once: for this delivery's passes, which are that one attempt (and, handed off past the in-process
+  // bound, the request that takes over). A pass chained by RequeueNow goes on with it while the status it
+  // wrote is still latched (the adopt arm records a hash and asks again at once, PermanentError kept: the
+  // next pass decides on the instance). After a lost write (a conflict) the re-run goes on with it when the
+  // pass created an instance or was writing in one an earlier pass created (the re-run records that VM,
+  // over a latch written meanwhile too), or read a latched status and did not latch it again by a create
+  // of its own (a quota refusal, say: the attempt is not over). Any other pass ends it — one that wrote an
+  // unlatched status (instance-missing, replace/gone), lost the write of a decision on an unlatched status
+  // with no VM of this delivery's in it (a latch the next pass reads is another request's, written after
+  // the operator acted, and is met), or latched again by its create. A latch over an instance recorded with
+  // its hash unknown is one recorded after it (the provider, a cloud-init failing for good), or one
+  // recordBeforeRetry kept over the VM it named before it cleared the latch (documents written then). It
+  // cannot run twice: every arm that records PermanentError asks for no requeue (failure.ts,
+  // cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery — its write
+  // lost, the re-run meets the latch — and the next request meets the latch.
+  const pastLatch =
+    request.reason === 'manual' || request.reason === 'secret-rotated' ? request.reason : null;
+  let retryLatched = pastLatch !== null;
   const deliveryStart = deps.clock.now().getTime();
   const budgetLeft = () => PASS_START_BUDGET_MS - (deps.clock.now().getTime() - deliveryStart);
   const mayStart = (pass: number) => pass === 1 || budgetLeft() > 0;
@@ -138,8 +142,9 @@ export async function handleReconcile(
     const attemptGoesOn =
       last.kind === 'conflict'
         ? last.created !== undefined ||
-          unrecorded.has(last.proxy.uid) ||
-          (isLatched(last.proxy) && !last.triedCreate)
+          last.recordingEarlier === true ||
+          (isLatched(last.proxy) &&
+            !(last.triedCreate && isLatched({ ...last.proxy, status: last.plan.status })))
         : 'status' in last && isLatched({ ...last.proxy, status: last.status });
     if (!attemptGoesOn) retryLatched = false;
     if (last.created) created.set(last.created.uid, last.created);
@@ -159,7 +164,9 @@ export async function handleReconcile(
   // Still RequeueNow after the in-process bound (passes or time): hand off (status.nextReconcileAt, a minute on, is the
   // safety net: patch-status.ts SAFETY_NET_MS). The redelivery knows nothing of what this one created.
   if (last) await drop(heldBy(last));
-  await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
+  // An attempt past the latch still under way goes on in the request that takes over (an adopt pass that
+  // ended past the budget: the next one decides on the VM); a plain requeue would meet the latch.
+  await deps.publisher.publish({ proxy: request.proxy, reason: (retryLatched && pastLatch) || 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', {
     passes,
     bound: passes < deps.maxPasses ? 'time' : 'passes',

@@ -653,6 +653,74 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', nextReconcileAt: null });
   });
 
+  // A pass that read its VM already written in by another delivery is recording nothing: losing its
+  // write to another request's latch ends the attempt, though the VM is still this delivery's unrecorded
+  // one — the next passes would adopt the gone VM past that latch and create a third time.
+  it('a manual pass that was recording nothing, its write lost to another request’s latch: no create past it', async () => {
+    await create(); // Pending
+    onNextWrite(async (write) => {
+      // A concurrent delivery (its create a 409) records the same VM first: manual pass 1's write loses.
+      expect(await write()).toBe('written');
+      const [v] = [...t.provider.instances.keys()];
+      onNextWrite(async (write2) => {
+        // Before manual pass 2's write lands: the VM is gone, another request's create is refused for good.
+        t.provider.instances.delete(v!);
+        t.provider.failNext('create', 'permanent');
+        await t.run('p1', 'requeue');
+        expect((await t.doc())!.status.phase).toBe('Failed');
+        return write2(); // conflict
+      });
+      return 'conflict';
+    });
+    await t.run('p1', 'manual');
+    expect(t.provider.callsOf('create')).toBe(2); // the manual one and the other request's refused one
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Failed', nextReconcileAt: null });
+  });
+
+  // A create refused for quota is no latch again: the attempt goes on past a lost write, and its re-run
+  // writes the quota backoff (due), not the old latch with nothing due.
+  it('a manual create refused for quota, its write lost: the re-run is still the attempt', async () => {
+    const status = await latched();
+    const stored = (await t.store.get('p1'))!;
+    const due = new Date(t.clock.now().getTime() + 60_000);
+    await t.store.writeStatus('p1', { ...status, nextReconcileAt: due }, stored.version);
+    t.provider.failNext('create', 'quota');
+    onNextWrite(async (write, name) => {
+      const current = (await t.store.get(name))!;
+      const moved = { ...current.proxy.status, latencyMillis: 42 }; // a probe's write: still latched
+      expect(await t.store.writeStatus(name, moved, current.version)).toBe('written');
+      return write(); // conflict
+    });
+    await t.run('p1', 'manual');
+    const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
+    expect(manual.map((l) => `${l.result}:${l.branch}`)[0]).toBe('conflict:create/quota');
+    expect((await t.doc())!.status.nextReconcileAt).not.toBeNull();
+  });
+
+  // The attempt handed off past the in-process bound goes on in the request that takes over: the adopt
+  // pass ended past the budget, and a plain requeue would meet the latch over the VM it created.
+  it('a manual attempt handed off past the budget over its own VM: the hand-off is manual too', async () => {
+    await latched();
+    onNextWrite(async (write, name) => {
+      const current = (await t.store.get(name))!;
+      const moved = { ...current.proxy.status, latencyMillis: 42 }; // a probe's write: still latched
+      expect(await t.store.writeStatus(name, moved, current.version)).toBe('written');
+      t.clock.advance(PASS_START_BUDGET_MS - 1); // a slow create
+      t.provider.failNext('get', 'transient'); // pass 2 cannot read the VM's label: adopt
+      onNextWrite(async (write2) => {
+        t.clock.advance(10); // pass 2 (the adopt) ends past the budget
+        return write2();
+      });
+      return write(); // conflict
+    });
+    await t.run('p1', 'manual');
+    expect(t.published.map((r) => r.reason)).toContain('manual');
+    for (const r of t.published.splice(0)) await t.run(r.proxy, r.reason);
+    const doc = (await t.doc())!;
+    expect(doc.status.phase).toBe('Provisioning');
+    expect(doc.status.nextReconcileAt).not.toBeNull();
+  });
+
   it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
     await create();
     // The pass ran long (a slow Compute API) and lost its write.

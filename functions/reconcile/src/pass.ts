@@ -74,6 +74,8 @@ export type PassResult =
     created?: CreatedInstance;
     /** A create this pass asked the provider for, whatever came of it (handler.ts: the latched attempt). */
     triedCreate?: true;
+    /** This pass was writing into the status an instance an earlier pass of the delivery created. */
+    recordingEarlier?: true;
   };
 
 /**
@@ -104,6 +106,7 @@ export async function runPass(
   const freshness = { fresh, ...(fresh && since ? { since } : {}) };
   let obs = await observe(deps, recording, provider, freshness, retryLatched);
   const proxy = recording === stored.proxy ? recording : builtFrom(recording, obs.instance);
+  const earlier = recording === stored.proxy ? {} : { recordingEarlier: true as const };
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
   // A provider action is never decided on a cached cloud-init resolution. The cache is per function
@@ -167,7 +170,7 @@ export async function runPass(
       const key = healthInstanceKey(stored.proxy);
       if (tookSlot(obs) && (!current || (key !== '' && healthInstanceKey(current.proxy) === key)))
         await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
-      return current ? { kind: 'conflict', plan, proxy } : { kind: 'not-found' };
+      return current ? { kind: 'conflict', plan, proxy, ...earlier } : { kind: 'not-found' };
     }
   }
   let created: CreatedInstance | undefined;
@@ -218,14 +221,14 @@ export async function runPass(
   if (plan.slot === 'release') await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
   if (plan.action?.kind === 'deleteDocument') {
     const outcome = await deps.store.deleteDocument(name, stored.version);
-    if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };
+    if (outcome === 'conflict') return { kind: 'conflict', plan, proxy, ...earlier };
     return outcome === 'gone'
       ? { kind: 'not-found' }
       : { kind: 'deleted', plan, proxy, status: proxy.status };
   }
   // RequeueAfter counts from now, after the action returned, not from the observation.
   const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
-  return { ...written, ...(created ? { created } : {}), ...(triedCreate ? { triedCreate } : {}) };
+  return { ...written, ...earlier, ...(created ? { created } : {}), ...(triedCreate ? { triedCreate } : {}) };
 }
 
 /**
