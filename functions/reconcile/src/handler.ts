@@ -101,8 +101,10 @@ export async function handleReconcile(
   // of its own (a quota refusal, say: the attempt is not over). Any other pass ends it — one that wrote an
   // unlatched status (instance-missing, replace/gone), lost the write of a decision on an unlatched status
   // with no VM of this delivery's in it (a latch the next pass reads is another request's, written after
-  // the operator acted, and is met), or latched again by its create. A latch over an instance recorded with
-  // its hash unknown is one recorded after it (the provider, a cloud-init failing for good), or one
+  // the operator acted, and is met), or latched again by its create. Handed off (an adopt pass that ended
+  // past the bound), the attempt goes on in the request that takes over, which cannot tell the latch it
+  // started from: one written meanwhile (a spec edit's) is gone past too — one more refused create.
+  // A latch over an instance recorded with its hash unknown is one recorded after it (the provider, a cloud-init failing for good), or one
   // recordBeforeRetry kept over the VM it named before it cleared the latch (documents written then). It
   // cannot run twice: every arm that records PermanentError asks for no requeue (failure.ts,
   // cloud-init-error.ts, provider-missing), so a pass that latches again ends the delivery — its write
@@ -169,6 +171,7 @@ export async function handleReconcile(
   await deps.publisher.publish({ proxy: request.proxy, reason: (retryLatched && pastLatch) || 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', {
     passes,
+    handedOffAs: (retryLatched && pastLatch) || 'requeue',
     bound: passes < deps.maxPasses ? 'time' : 'passes',
   });
   return { passes, last: last?.kind ?? 'not-found' };

@@ -684,6 +684,7 @@ describe('reconcile handler: managed lifecycle', () => {
     const stored = (await t.store.get('p1'))!;
     const due = new Date(t.clock.now().getTime() + 60_000);
     await t.store.writeStatus('p1', { ...status, nextReconcileAt: due }, stored.version);
+    const before = t.provider.callsOf('create');
     t.provider.failNext('create', 'quota');
     onNextWrite(async (write, name) => {
       const current = (await t.store.get(name))!;
@@ -694,6 +695,9 @@ describe('reconcile handler: managed lifecycle', () => {
     await t.run('p1', 'manual');
     const manual = t.log.lines.filter((l) => l.reason === 'manual' && l.pass !== undefined);
     expect(manual.map((l) => `${l.result}:${l.branch}`)[0]).toBe('conflict:create/quota');
+    // The re-run creates again (the refused one made nothing) and the proxy goes on, due.
+    expect(t.provider.callsOf('create') - before).toBe(2);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning' });
     expect((await t.doc())!.status.nextReconcileAt).not.toBeNull();
   });
 

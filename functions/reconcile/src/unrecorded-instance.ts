@@ -209,8 +209,8 @@ async function handOffLate(
  * Provisioning, "creating instance …"), its phase derived again and due now: Provisioning, or Deleting. Never Failed,
  * when a manual (or secret-rotated) attempt past the latch created it: the create the latch recorded as
  * failed for good has just succeeded, and a PermanentError kept over the VM would be met by any plain
- * request — the requeue sweep's once the redeliveries run out (dead-lettered), the `requeue` a delivery
- * hands off past its time budget — leaving it running and billed under a Failed proxy with nothing due.
+ * request — the requeue sweep's once the redeliveries run out (dead-lettered) — leaving it running and
+ * billed under a Failed proxy with nothing due.
  * Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
  * Returns the uid the document holds as read (null: no document) for dropSuperseded, undefined when it was
  * not read (nothing unrecorded: every instance the delivery created is in a status) or could not be.
