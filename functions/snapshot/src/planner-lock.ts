@@ -16,8 +16,9 @@ import type { SnapshotPassDeps } from './deps.js';
 /** The one call the heartbeat makes besides those of OwnershipStore. */
 export interface PlannerLockExtension {
   /**
-   * Moves the expiry of the lock `holder` holds to `until` if the state is still at `token`: the new
-   * version, or null when the state moved on (the lock lapsed and another pass took it).
+   * Moves the expiry of the lock `holder` holds to `until` if it is still `holder`'s (the state at `token`,
+   * or moved on only by this pass's own write that landed unanswered): the new version, or null when the
+   * lock is no longer its own (it lapsed and another pass took it).
    */
   extendLock(holder: string, token: string, until: Date): Promise<string | null>;
 }

@@ -36,6 +36,9 @@ const StateDoc = z.object({
 });
 const RecordDoc = z.object({ owner: z.string().min(1), since: int, drainEpoch: int.nullable() });
 const ShardDoc = z.object({ proxies: z.record(z.string(), z.unknown()).default({}) });
+type StateLock = { lock: z.infer<typeof StateDoc>['lock']; version: Timestamp };
+/** Writes of a pass's own lock again on the version read, after its first one failed. */
+const OWN_LOCK_RETRIES = 2;
 
 export class FirestoreOwnershipStore implements OwnershipStore {
   constructor(private readonly db: Firestore) {}
@@ -123,36 +126,60 @@ export class FirestoreOwnershipStore implements OwnershipStore {
   }
 
   /**
-   * Moves the expiry of a lock `holder` holds to `until`, only if the state is still at `token` (the version
-   * its holder's last write left): a lock that lapsed and was taken by another pass — even one that has
-   * given it back since — is not taken again, since that pass may have moved the proxies this one planned
-   * on. Returns the new version, or null when the state moved on.
+   * Moves the expiry of a lock `holder` holds to `until`, only while it is still `holder`'s: a lock that
+   * lapsed and was taken by another pass — even one that has given it back since — is not taken again,
+   * since that pass may have moved the proxies this one planned on. Returns the new version, or null when
+   * the lock is no longer `holder`'s.
+   *
+   * Written first on `token` (the version its holder's last write left). When the state moved on from it, or
+   * the call failed (DEADLINE_EXCEEDED, a last UNAVAILABLE), the state is read: a lock that still names
+   * `holder` is this pass's — a holder is one pass's, and only acquireLock changes it —, moved on only by
+   * its own write that landed unanswered after the check of it (an extension, a commit): extended on the
+   * version read. Read as lost, the pass stopped, failed every step it had not started, and its release on
+   * the stale version was refused: its own lock held the planner off for `lockMs`.
    */
   async extendLock(holder: string, token: string, until: Date): Promise<string | null> {
+    const ref = this.col().doc(STATE_DOC);
+    const lock = { holder, until: Timestamp.fromDate(until) };
+    let failure: unknown;
     try {
-      const w = await this.col()
-        .doc(STATE_DOC)
-        .update(
-          { lock: { holder, until: Timestamp.fromDate(until) } },
-          { lastUpdateTime: requireTimestamp(token) },
-        );
-      return versionOf(w.writeTime);
+      return versionOf((await ref.update({ lock }, { lastUpdateTime: requireTimestamp(token) })).writeTime);
     } catch (err) {
-      if (codeOf(err) === FAILED_PRECONDITION) return this.lockLanded(holder, until);
-      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE): thrown, the pass
-      // kept the version before it, its release failed its precondition (taken for another pass's lock),
-      // and the lock held the planner off for `lockMs` — the retry of the failed steps found it busy.
-      const landed = await this.lockLanded(holder, until);
-      if (landed) return landed;
-      throw workerStoreFailure(err, 'extend the planner lock');
+      failure = err;
+    }
+    for (let attempt = 0; ; attempt++) {
+      let seen: StateLock | null;
+      try {
+        seen = await this.stateLock();
+      } catch {
+        // Not known: a conflict stands as taken by another; a failed call is thrown (the next beat tries).
+        if (codeOf(failure) === FAILED_PRECONDITION) return null;
+        throw workerStoreFailure(failure, 'extend the planner lock');
+      }
+      if (seen?.lock?.holder !== holder) return null;
+      // This very extension, landed (resent after its answer was lost, or before its call failed).
+      if (seen.lock.until.getTime() === until.getTime()) return versionOf(seen.version);
+      if (attempt === OWN_LOCK_RETRIES) throw workerStoreFailure(failure, 'extend the planner lock');
+      try {
+        return versionOf((await ref.update({ lock }, { lastUpdateTime: seen.version })).writeTime);
+      } catch (err) {
+        failure = err;
+      }
     }
   }
 
+  /** The lock on the state and the state's version; null when there is no state. Throws when not read. */
+  private async stateLock(): Promise<StateLock | null> {
+    const snap = await this.col().doc(STATE_DOC).get();
+    if (!snap.exists) return null;
+    return { lock: StateDoc.safeParse(snap.data()).data?.lock ?? null, version: snap.updateTime! };
+  }
+
   /**
-   * After a lock write failed: the version of the lock this very write took, when it landed on an attempt
-   * whose answer was lost and the client resent it (UNAVAILABLE, ABORTED), or landed before its call
-   * failed (an extension's DEADLINE_EXCEEDED) — else null, taken by another, or not landed. Without it the
-   * pass gave up, and its own lock held the planner off for `lockMs`.
+   * After a take of the lock failed: the version of the lock this very write took, when it landed on an
+   * attempt whose answer was lost and the client resent it (UNAVAILABLE, ABORTED), or landed before its call
+   * failed (DEADLINE_EXCEEDED) — else null, taken by another, or not landed. Without it the pass gave up,
+   * and its own lock held the planner off for `lockMs`.
    */
   private async lockLanded(holder: string, until: Date): Promise<string | null> {
     try {
@@ -236,14 +263,38 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     }
   }
 
-  async releaseLock(_holder: string, token: string): Promise<void> {
+  /**
+   * Gives the lock up while it is `holder`'s. Written first on `token`; when the state moved on from it, or
+   * the call failed, the state is read: a lock another pass took after ours lapsed is theirs, nothing to give
+   * up; one that still names `holder` is this pass's (extendLock), moved on by its own write that landed
+   * unanswered — given up on the version read. On `token` alone it was kept, the refusal taken for another
+   * pass's lock and not even logged, and it held the planner off for `lockMs`: the retries of the pass's
+   * failed steps found it busy. Throws when it stays `holder`'s (the caller logs it; it lapses on its own).
+   */
+  async releaseLock(holder: string, token: string): Promise<void> {
+    const ref = this.col().doc(STATE_DOC);
+    let failure: unknown;
     try {
-      await this.col()
-        .doc(STATE_DOC)
-        .update({ lock: null }, { lastUpdateTime: requireTimestamp(token) });
+      await ref.update({ lock: null }, { lastUpdateTime: requireTimestamp(token) });
+      return;
     } catch (err) {
-      // The state moved on: someone else took the lock after ours lapsed. Theirs now; nothing to give up.
-      if (codeOf(err) !== FAILED_PRECONDITION) throw workerStoreFailure(err, 'release the planner lock');
+      failure = err;
+    }
+    for (let attempt = 0; ; attempt++) {
+      let seen: StateLock | null;
+      try {
+        seen = await this.stateLock();
+      } catch {
+        throw workerStoreFailure(failure, 'release the planner lock');
+      }
+      if (seen?.lock?.holder !== holder) return; // given up (a release that landed unanswered), or another's
+      if (attempt === OWN_LOCK_RETRIES) throw workerStoreFailure(failure, 'release the planner lock');
+      try {
+        await ref.update({ lock: null }, { lastUpdateTime: seen.version });
+        return;
+      } catch (err) {
+        failure = err;
+      }
     }
   }
 }
