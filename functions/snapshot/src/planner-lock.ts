@@ -4,7 +4,8 @@
 // it (one a minute) busy: the next renewal came four minutes after the last, past every gateway's max
 // stale age (150 s) and its grant (180 s), and the whole fleet stopped serving. The cap keeps a pass that
 // runs on past its timeout (on Cloud Run a timed-out request's code may) from holding it for ever.
-// An extension is preconditioned on the version this pass's last write left, and never runs beside the
+// An extension is preconditioned on the version this pass's last write left (or, when a write of the
+// pass's own landed unanswered, on the version read while the lock still names it), and never runs beside the
 // pass's observe-and-commit (exclusive: a few seconds, within the first lifetime), whose commits are
 // preconditioned on that version too. A save or a header patch is refused once the lock is another's (the
 // snapshot store's guard), so a lost lock costs no safety; once an extension is refused, or none got

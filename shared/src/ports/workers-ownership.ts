@@ -43,7 +43,11 @@ export interface OwnershipStore {
     leaseVersions?: ReadonlyMap<string, string | null>,
     options?: { holdEpoch?: boolean },
   ): Promise<string>;
-  /** Gives the lock up (no-op when the state moved on: someone else holds it then). */
+  /**
+   * Gives the lock up while it names `holder`: on `token`, or — the state moved on by a write of the
+   * holder's own that landed unanswered — on the version read then. A no-op when the lock is another's or
+   * free; throws when it stays the holder's (the caller logs it: it lapses on its own).
+   */
   releaseLock(holder: string, token: string): Promise<void>;
 }
 
