@@ -147,21 +147,56 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     } catch (err) {
       failure = err;
     }
+    return this.againOnOwnLock(
+      holder,
+      failure,
+      'extend the planner lock',
+      {
+        notOurs: null,
+        readFailed: (f) => {
+          // Not known: a conflict stands as taken by another; a failed call is thrown (the next beat tries).
+          if (codeOf(f) === FAILED_PRECONDITION) return null;
+          throw workerStoreFailure(f, 'extend the planner lock');
+        },
+        // This very extension, landed (resent after its answer was lost, or before its call failed).
+        landed: (seen) => (seen.until.getTime() === until.getTime() ? versionOf(seen.version) : undefined),
+      },
+      async (version) => versionOf((await ref.update({ lock }, { lastUpdateTime: version })).writeTime),
+    );
+  }
+
+  /**
+   * After a write of `holder`'s lock failed on its token (the state moved on, or the call failed): the
+   * state is read, and while the lock still names `holder` — moved on only by a write of its own that
+   * landed unanswered — `write` is made again on the version read, at most OWN_LOCK_RETRIES times. The lock
+   * another's or free: `notOurs`; the read failing: `readFailed`; `landed` answers for a write that needs
+   * no repeat.
+   */
+  private async againOnOwnLock<T>(
+    holder: string,
+    firstFailure: unknown,
+    what: string,
+    on: {
+      notOurs: T;
+      readFailed: (failure: unknown) => T;
+      landed?: (seen: { until: Date; version: Timestamp }) => T | undefined;
+    },
+    write: (version: Timestamp) => Promise<T>,
+  ): Promise<T> {
+    let failure = firstFailure;
     for (let attempt = 0; ; attempt++) {
       let seen: StateLock | null;
       try {
         seen = await this.stateLock();
       } catch {
-        // Not known: a conflict stands as taken by another; a failed call is thrown (the next beat tries).
-        if (codeOf(failure) === FAILED_PRECONDITION) return null;
-        throw workerStoreFailure(failure, 'extend the planner lock');
+        return on.readFailed(failure);
       }
-      if (seen?.lock?.holder !== holder) return null;
-      // This very extension, landed (resent after its answer was lost, or before its call failed).
-      if (seen.lock.until.getTime() === until.getTime()) return versionOf(seen.version);
-      if (attempt === OWN_LOCK_RETRIES) throw workerStoreFailure(failure, 'extend the planner lock');
+      if (!seen?.lock || seen.lock.holder !== holder) return on.notOurs;
+      const landed = on.landed?.({ until: seen.lock.until, version: seen.version });
+      if (landed !== undefined) return landed;
+      if (attempt === OWN_LOCK_RETRIES) throw workerStoreFailure(failure, what);
       try {
-        return versionOf((await ref.update({ lock }, { lastUpdateTime: seen.version })).writeTime);
+        return await write(seen.version);
       } catch (err) {
         failure = err;
       }
@@ -280,21 +315,20 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     } catch (err) {
       failure = err;
     }
-    for (let attempt = 0; ; attempt++) {
-      let seen: StateLock | null;
-      try {
-        seen = await this.stateLock();
-      } catch {
-        throw workerStoreFailure(failure, 'release the planner lock');
-      }
-      if (seen?.lock?.holder !== holder) return; // given up (a release that landed unanswered), or another's
-      if (attempt === OWN_LOCK_RETRIES) throw workerStoreFailure(failure, 'release the planner lock');
-      try {
-        await ref.update({ lock: null }, { lastUpdateTime: seen.version });
-        return;
-      } catch (err) {
-        failure = err;
-      }
-    }
+    // Not ours: given up (a release that landed unanswered), or another's.
+    await this.againOnOwnLock(
+      holder,
+      failure,
+      'release the planner lock',
+      {
+        notOurs: undefined,
+        readFailed: (f) => {
+          throw workerStoreFailure(f, 'release the planner lock');
+        },
+      },
+      async (version) => {
+        await ref.update({ lock: null }, { lastUpdateTime: version });
+      },
+    );
   }
 }
