@@ -3,6 +3,7 @@
 // auth gives (auth.ts) and the credential it takes: an admin Bearer token, or the page's cookie. The
 // HTML, the assets, the login form and the event stream stay out of /openapi.json (not JSON).
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { refusesBody } from '../routes/openapi-no-body.js';
 import { error, json } from '../routes/openapi-responses.js';
 import { COOKIE } from './auth.js';
 import { FleetView, ProxyDetail } from './fleet-schemas.js';
@@ -55,6 +56,7 @@ export const fleetStateRoute = createRoute({
   security: fleetSecurity,
   responses: {
     200: { ...json(FleetView, 'The view now'), headers: noStore },
+    ...refusesBody(),
     ...refusals,
   },
 });
@@ -77,6 +79,7 @@ export const fleetProxyRoute = createRoute({
   request: { params: FleetProxyParam },
   responses: {
     200: { ...json(ProxyDetail, 'The proxy now'), headers: noStore },
+    ...refusesBody(),
     404: error('not_found: no proxy of that name'),
     ...refusals,
   },

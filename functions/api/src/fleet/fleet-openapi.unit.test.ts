@@ -85,8 +85,8 @@ describe('/openapi.json describes the fleet JSON routes', () => {
   }
 
   it.each([
-    ['/fleet/api/state', 'FleetState', ['200', '401', '403', '503']],
-    ['/fleet/api/proxies/{name}', 'FleetProxyDetail', ['200', '401', '403', '404', '503']],
+    ['/fleet/api/state', 'FleetState', ['200', '400', '401', '403', '413', '503']],
+    ['/fleet/api/proxies/{name}', 'FleetProxyDetail', ['200', '400', '401', '403', '404', '413', '503']],
   ])('%s: answers %s, no-store, and the refusals of the page’s auth', async (path, schema, statuses) => {
     const { op } = await operation(path);
     const responses = op.responses as Record<
