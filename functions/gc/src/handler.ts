@@ -179,23 +179,43 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
         log,
       ),
     );
-  // Every provider's orphans are counted before any is deleted: past the bounds, none is.
-  const refusal = sweepRefusal(
+  // Every provider's orphans are counted before any is deleted: past the bounds, none is. What the listing
+  // missed is the domain's to weigh: live instances there were not counted (sweepRefusal).
+  const unseen = listings.flatMap(({ provider, result: r }) =>
+    r.listed ? r.unreachable.map((zone) => `${provider.name} zone ${zone}`) : [`provider ${provider.name}`],
+  );
+  const hold = sweepRefusal(
     listings.flatMap((l) => l.verdicts),
     deps.maxDeletions,
+    unseen,
   );
-  if (refusal) {
+  if (hold) {
     const orphans = listings.flatMap((l) =>
       l.verdicts.flatMap((v) => (v.delete ? [orphanFields(l.provider.name, v)] : [])),
     );
     for (const l of listings) l.result.deferred = l.verdicts.filter((v) => v.delete).length;
-    log.error('gc deleted nothing: too many orphans at once for a crash (the live set may be wrong)', {
-      event: 'gc.refused',
-      reason: refusal,
+    const fields = {
+      reason: hold.reason,
       liveProxies: live.size,
       orphans: orphans.length,
       first: orphans.slice(0, 20),
-    });
+    };
+    if (hold.kind === 'refused')
+      log.error('gc deleted nothing: too many orphans at once for a crash (the live set may be wrong)', {
+        event: 'gc.refused',
+        ...fields,
+      });
+    // Not a refusal: the live instances in what the listing missed were not counted. The orphans wait for a
+    // sweep that lists everything; the unreachable zones or unlisted providers fail the tick themselves.
+    else
+      log.warn(
+        'gc deleted nothing this sweep: its listing was incomplete; the orphans wait for a complete one',
+        {
+          event: 'gc.deferred',
+          unseen,
+          ...fields,
+        },
+      );
   } else {
     const recorded = (providerId: string) => deps.proxies.recordsInstance(providerId);
     for (const l of listings) await deleteOrphans(l, log, recorded, timeLeft);
@@ -215,15 +235,19 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   const failed =
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
   const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} orphan(s) failed (delete or lookup), ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
-  const error = refusal ? `refused: ${refusal}; ${detail}` : failed ? detail : null;
+  const error = hold ? `${hold.kind}: ${hold.reason}; ${detail}` : failed ? detail : null;
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
   // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider
   // that keeps refusing its listing or its deletes pages through failing_jobs), and so does a refused
-  // sweep: every sweep after it refuses too, until someone looks. An orphan still being created does not:
-  // the next sweep deletes it.
+  // sweep: every sweep after it refuses too, until someone looks. A deferred one fails through the zones or
+  // providers its listing missed, not for its orphans. An orphan still being created does not: the next
+  // sweep deletes it.
   // A sweep out of time too: what slows it (Compute) goes on, and so would the orphans.
   // Logged before the record: a Firestore that fails the sweep's lookups may not answer its record either.
-  if (refusal || counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable + unattempted > 0)
+  if (
+    hold?.kind === 'refused' ||
+    counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable + unattempted > 0
+  )
     logTickFailure(log, GcJob, error);
   await record(deps, startedAt, { ok: !failed, counts, error });
   return { kind: 'swept', counts };

@@ -706,6 +706,40 @@ describe('handleGcTick (seed §8)', () => {
     });
   });
 
+  // A zone that did not answer hid the live proxies' VMs: the orphans the sweep did see outnumbered the live
+  // instances it saw, and it refused as if the live set were wrong (ERROR gc.refused, "check Firestore").
+  it('defers, not refuses, orphans that outnumber the live instances a listing with unreachable zones saw', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('o1', 'gone-1', minutesAgo(30)),
+      vm('o2', 'gone-2', minutesAgo(30)),
+    ]);
+    gce.unreachable = ['europe-west1-b'];
+    const { deps, log, jobs, store } = await setup([gce]);
+    // Three live proxies (with `live` and `deleting`), their VMs all in the zone that did not answer.
+    await store.create(aProxy({ name: 'third' }));
+    expect(await handleGcTick(deps)).toMatchObject({
+      counts: { instancesDeleted: 0, instancesDeferred: 2, zonesUnreachable: 1 },
+    });
+    expect(gce.deleted).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        unseen: ['gce zone europe-west1-b'],
+        reason: expect.stringContaining('the listing missed gce zone europe-west1-b'),
+        orphans: 2,
+      }),
+    ]);
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
+    // The zone answers again: the live instances are counted, and the same orphans go.
+    gce.unreachable = [];
+    (deps.clock as ManualClock).advance(10 * 60_000);
+    const live = await store.liveUids();
+    gce.instances.push(...[...live].map((uid, i) => vm(`live-${i}`, uid, minutesAgo(60))));
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 2, instancesDeferred: 0 } });
+    expect(gce.deleted).toEqual([pid('o1'), pid('o2')]);
+  });
+
   it('measures age from the moment the live set was read', async () => {
     const gce = new FakeProvider('gce', []);
     const { deps, store } = await setup([gce]);

@@ -60,6 +60,13 @@ export function classifyInstances<I extends ListedInstance>(
   });
 }
 
+/** Why a sweep deletes nothing at all: refused (its live set may be wrong), or deferred (its listing missed
+ *  part of the fleet, so its count of live instances means little: a complete one decides). */
+export interface SweepHold {
+  kind: 'refused' | 'deferred';
+  reason: string;
+}
+
 /**
  * Why a sweep deletes nothing at all (null: it may delete its orphans). Orphans come from a rare crash —
  * between a create and the status write that records it, followed by the proxy's deletion — so many at
@@ -67,11 +74,19 @@ export function classifyInstances<I extends ListedInstance>(
  * a freshly restored database, a collection emptied by hand. A budget that only capped each sweep slowed
  * such a sweep down without stopping it (the next sweep deleted the next batch of live VMs), so past
  * either bound it deletes none:
- * - more orphans than `maxDeletions` (GC_MAX_DELETIONS_PER_SWEEP) across every provider;
+ * - more orphans than `maxDeletions` (GC_MAX_DELETIONS_PER_SWEEP) across every provider: refused — what the
+ *   listing missed could only add orphans;
  * - two or more orphans, and more of them than instances of live proxies (of any age): a fleet the live
- *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
+ *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it). When
+ *   the listing missed part of the fleet (`unseen`: zones that did not answer, providers not listed), the
+ *   live instances there were not counted, and its orphans are deferred to a sweep that lists everything
+ *   instead: an unreachable zone holding most of the fleet is no sign of a wrong live set.
  */
-export function sweepRefusal(verdicts: readonly OrphanVerdict[], maxDeletions: number): string | null {
+export function sweepRefusal(
+  verdicts: readonly OrphanVerdict[],
+  maxDeletions: number,
+  unseen: readonly string[] = [],
+): SweepHold | null {
   let orphans = 0;
   let live = 0;
   for (const v of verdicts) {
@@ -79,9 +94,20 @@ export function sweepRefusal(verdicts: readonly OrphanVerdict[], maxDeletions: n
     else if (v.keep === 'live') live++;
   }
   if (orphans > maxDeletions)
-    return `${orphans} orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (${maxDeletions})`;
+    return {
+      kind: 'refused',
+      reason: `${orphans} orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (${maxDeletions})`,
+    };
   if (orphans >= 2 && orphans > live)
-    return `${orphans} orphans against ${live} instances of live proxies: the live set may be wrong`;
+    return unseen.length > 0
+      ? {
+          kind: 'deferred',
+          reason: `${orphans} orphans against ${live} instances of live proxies seen, but the listing missed ${unseen.join(', ')}: kept for a sweep that lists everything`,
+        }
+      : {
+          kind: 'refused',
+          reason: `${orphans} orphans against ${live} instances of live proxies: the live set may be wrong`,
+        };
   return null;
 }
 

@@ -136,7 +136,25 @@ describe('sweepRefusal', () => {
     );
     expect(sweepRefusal(verdicts, 10)).toBeNull();
     // Without them, two orphans and nothing live: refused.
-    expect(sweepRefusal(verdicts.slice(0, 2), 10)).toMatch(/2 orphans against 0 instances of live proxies/);
+    expect(sweepRefusal(verdicts.slice(0, 2), 10)).toEqual({
+      kind: 'refused',
+      reason: expect.stringMatching(/2 orphans against 0 instances of live proxies/),
+    });
+  });
+
+  it('defers rather than refuses when the listing missed part of the fleet, unless past the bound', () => {
+    // The live proxies' VMs sit in a zone that did not answer: two orphans against none seen.
+    const verdicts = classifyInstances(
+      [inst('gone-1', minutesAgo(60)), inst('gone-2', minutesAgo(60))],
+      uids('a'),
+      now,
+    );
+    expect(sweepRefusal(verdicts, 10, ['gce zone europe-west1-b'])).toEqual({
+      kind: 'deferred',
+      reason: expect.stringContaining('the listing missed gce zone europe-west1-b'),
+    });
+    // What the listing missed could only add orphans: more than the bound is refused all the same.
+    expect(sweepRefusal(verdicts, 1, ['gce zone europe-west1-b'])).toMatchObject({ kind: 'refused' });
   });
 
   it("does not count a clone of a live proxy's VM as one of the live proxies' instances", () => {
@@ -151,6 +169,6 @@ describe('sweepRefusal', () => {
       uids('a'),
       now,
     );
-    expect(sweepRefusal(verdicts, 10)).toMatch(/2 orphans against 1 instances of live proxies/);
+    expect(sweepRefusal(verdicts, 10)?.reason).toMatch(/2 orphans against 1 instances of live proxies/);
   });
 });
