@@ -16,6 +16,7 @@ import {
 } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { firstHoldMs } from '../../../shared/src/domain/publish-holds.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
@@ -38,6 +39,9 @@ const period = tickPeriodMs(config);
 const project = config.GOOGLE_CLOUD_PROJECT;
 const db = new Firestore({ projectId: project });
 const runs = new FirestoreJobRunStore(db);
+// The deployed timeout, from the table Terraform deploys it from (terraform/modules/tables): the run's
+// record is waited for only until shortly before it.
+const timeoutMs = (loadFunctionTable().functions.requeue?.timeoutSeconds ?? 120) * 1000;
 
 const deps: SweepDeps = {
   store: new FirestoreProxyStore(db),
@@ -78,8 +82,10 @@ async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
     const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
     // Every delivery of one tick message carries its publish time and id: what tells a duplicate.
     const tickId = tick.publishTime || tick.messageId || null;
-    await recordedSweep({ runs, clock: systemClock, log }, { tick: tickId, deadline }, (resumeAt) =>
-      runSweep(deps, tickAt, resumeAt),
+    await recordedSweep(
+      { runs, clock: systemClock, log, timeoutMs },
+      { tick: tickId, deadline },
+      (resumeAt) => runSweep(deps, tickAt, resumeAt),
     );
   } catch (err) {
     // The next tick sweeps again; a retried tick would overlap it.

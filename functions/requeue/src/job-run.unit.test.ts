@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { claimRefused, type JobRun, type JobRunStore } from '../../../shared/src/ports/job-runs.js';
-import { recordedSweep } from './job-run.js';
+import { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS, recordedSweep } from './job-run.js';
 import type { SweepReport } from './sweep.js';
 
 /**
@@ -293,5 +293,52 @@ describe('recordedSweep', () => {
     runs[flag] = true;
     await expect(recordedSweep(deps, onTick(deps), sweep(report))).resolves.toBe(report);
     expect(log.lines.some((l) => l.severity === 'WARNING')).toBe(true);
+  });
+
+  // A Firestore brownout: the client retries the claim's and the finish's transactions for minutes. Unbounded,
+  // a stalled claim held the sweep past its window and the function's timeout (120 s), and a stalled finish
+  // the logged failed tick: the invocation was cut off with nothing recorded and nothing logged.
+  describe('when Firestore does not answer', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('a claim that never answers is given up at its deadline: the sweep runs unrecorded', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { runs, deps, sweep, resumedAt, log } = setup();
+      runs.claim = () => new Promise(() => {});
+      let result: SweepReport | null | undefined;
+      void recordedSweep(deps, onTick(deps), sweep(report)).then((r) => {
+        result = r;
+      });
+      await vi.advanceTimersByTimeAsync(CLAIM_TIMEOUT_MS - 1);
+      expect(resumedAt).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(result).toBe(report);
+      expect(resumedAt).toEqual([null]);
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({ severity: 'WARNING', message: 'requeue sweep not recorded' }),
+      );
+    });
+
+    it('a finish that never answers is given up before the timeout, the failed tick logged', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { runs, deps, sweep, log } = setup();
+      runs.finish = () => new Promise(() => {});
+      const timeoutMs = 120_000;
+      let result: SweepReport | null | undefined;
+      const failed = { ...report, failure: new Error('listDue gave no answer') };
+      // The sweep took 1.5 s (the clock), and the record is waited for until RECORD_MARGIN_MS before the end.
+      void recordedSweep({ ...deps, timeoutMs }, onTick(deps), sweep(failed)).then((r) => {
+        result = r;
+      });
+      await vi.advanceTimersByTimeAsync(timeoutMs - RECORD_MARGIN_MS - 1_500 - 1);
+      expect(result).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(result).toBe(failed);
+      expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+        expect.objectContaining({ job: 'requeue-sweep', error: 'sweep stopped: listDue gave no answer' }),
+      ]);
+    });
   });
 });

@@ -154,7 +154,7 @@ export async function runSweep(
         const backlog = now - walkedAt >= BACKLOG_EVERY_MS;
         const recentFrom = Math.min(polledUntil, now - RECENT_POLLS * deps.pollMs);
         const from = backlog ? undefined : new Date(recentFrom);
-        report.polls += await walkDue(deps, now, from, (d) =>
+        report.polls += await walkDue(deps, now, from, windowEnd, (d) =>
           schedule(d.name, d.nextReconcileAt.getTime(), false),
         );
         if (backlog) walkedAt = now;
@@ -185,7 +185,7 @@ export async function runSweep(
       await (slotted ? sleeping : Promise.race([sleeping, listed]));
     }
   } catch (err) {
-    // A failed sweep (listDue: Firestore unavailable) leaves nothing it never published claimed, or the
+    // A failed sweep (listDue: Firestore unavailable, or no answer by its bound) leaves nothing it never published claimed, or the
     // next sweeps would take it for published and it would wait out the memory instead of its due time.
     // Returned, not thrown: the run is recorded (not ok) with where the next sweep takes the range up.
     for (const x of pending) memory.release(x.proxy);
@@ -262,15 +262,29 @@ const RECENT_POLLS = 5;
 const MAX_WALK_PAGES = 50;
 
 /**
+ * How long past the window's end (and at least how long, for a page asked after it: a late tick's one
+ * poll, a cold instance's first query) a listDue page is waited for. The client resends a query for
+ * minutes when Firestore is degraded: unbounded, one stalled page held the sweep past its window and the
+ * function's timeout (120 s), which cut it off unrecorded, with no failed tick logged and what it had
+ * scheduled still held in the instance's memory. Bounded by the window rather than by a page's usual time:
+ * a slow page answered inside the window still has its due times published in it, while one answered
+ * past it has nothing left to publish them in (the next tick's sweep reads them again).
+ */
+export const LIST_DUE_GRACE_MS = 5_000;
+
+/**
  * Every proxy due by now + pollMs (from `from` on, when given), page after page; returns how many pages
  * it read. Each page starts at the last due time of the one before (inclusive; names already seen in this
  * walk are skipped), so a run of proxies stuck overdue is read once and passed, never re-read while later
- * ones starve — up to MAX_WALK_PAGES, and unless more than maxBatch proxies share one due time.
+ * ones starve — up to MAX_WALK_PAGES, and unless more than maxBatch proxies share one due time. A page not
+ * answered by `windowEnd` + max(pollMs, LIST_DUE_GRACE_MS) fails the walk as a failed page does: the sweep
+ * stops, releases what it scheduled and is recorded failed (runSweep).
  */
 async function walkDue(
   deps: SweepDeps,
   now: number,
   from: Date | undefined,
+  windowEnd: number,
   visit: (d: { name: string; nextReconcileAt: Date }) => void,
 ): Promise<number> {
   const until = new Date(now + deps.pollMs);
@@ -279,7 +293,12 @@ async function walkDue(
   let limit = deps.batch;
   let pages = 0;
   while (pages < MAX_WALK_PAGES) {
-    const due = await deps.store.listDue(until, limit, cursor);
+    const ms = Math.max(0, windowEnd - deps.clock.now().getTime()) + Math.max(deps.pollMs, LIST_DUE_GRACE_MS);
+    const due = await withDeadline(
+      deps.store.listDue(until, limit, cursor),
+      ms,
+      () => new Error(`listDue gave no answer within ${ms} ms (the window's end and a grace)`),
+    );
     pages++;
     const unseen = due.filter((d) => !seen.has(d.name));
     for (const d of unseen) {

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { driftOffsetMs } from '../../../shared/src/domain/reconcile/drift.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
@@ -6,7 +6,7 @@ import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, externalSpec, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
 import { sweepResult } from './job-run.js';
-import { runSweep, type SweepDeps } from './sweep.js';
+import { LIST_DUE_GRACE_MS, runSweep, type SweepDeps } from './sweep.js';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
@@ -611,6 +611,57 @@ describe('a sweep that fails', () => {
     clock.set(at(21_000));
     await runSweep(deps, at(21_000));
     expect(published).toEqual([{ proxy: 'soon', atMs: 21_000 }]);
+  });
+});
+
+// The client resends a query for minutes when Firestore is degraded. A listDue that never answered held the
+// sweep past its window and the function's timeout (120 s): cut off, the run recorded no end and logged no
+// failed tick (failing_jobs stayed quiet through the brownout), and what it had scheduled stayed claimed in
+// the instance's memory — or, answered late, went out in one burst.
+describe('a sweep whose listDue never answers', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('stops shortly after its window, failed, with nothing it scheduled left claimed', async () => {
+    // Real time (the bound is a timer), faked: the clock is Date, the sleeps are timers.
+    vi.useFakeTimers({ now: t0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { PublishMemory } = await import('./publish-memory.js');
+    const memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    const slot = driftOffsetMs(uid, 60_000);
+    expect(slot).toBeGreaterThan(1_000);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    // Due with the second poll (1 s): listed by the first, published after the second's answer.
+    await due('edge', 1_000);
+    const listDue = store.listDue.bind(store);
+    let calls = 0;
+    store.listDue = (until, limit, from) =>
+      ++calls === 1 ? listDue(until, limit, from) : new Promise(() => {});
+    let report: Awaited<ReturnType<typeof runSweep>> | undefined;
+    void runSweep(
+      {
+        ...deps,
+        memory,
+        clock: { now: () => new Date() },
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      },
+      t0,
+    ).then((r) => {
+      report = r;
+    });
+    // The window ends at 59 s; the stalled page (asked at 1 s) is waited for until then and the grace.
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(report).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(LIST_DUE_GRACE_MS + 100);
+    expect(report).toBeDefined();
+    expect(calls).toBe(2);
+    expect(report!.failure).toMatchObject({ message: expect.stringMatching(/^listDue gave no answer/) });
+    expect(sweepResult(report!)).toMatchObject({ ok: false, nextWindowStart: t0 });
+    expect(published).toEqual([]);
+    const now = Date.now();
+    expect(memory.holds('edge', at(1_000).getTime(), now)).toBe(false);
+    expect(memory.holds('steady', at(slot).getTime(), now)).toBe(false);
   });
 });
 
