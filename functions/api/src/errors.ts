@@ -105,7 +105,7 @@ export function storedProxyInvalid(err: InvalidStoredProxy): ApiError {
   const { name, issues, deletionRequestedAt } = err.stored;
   const fields = issues.map((i) => i.path || '(document)').join(', ');
   const next = deletionRequestedAt
-    ? 'its deletion is requested: reconcile removes the document, the orphan GC its instance'
+    ? 'its deletion is requested: reconcile removes the document, the orphan GC its instance — unless the GC’s brake refuses its sweeps, and then an operator by hand (docs/api.md § Delete)'
     : `repair it in the Firestore console, or DELETE /v1/proxies/${name} to remove it`;
   return new ApiError(
     500,

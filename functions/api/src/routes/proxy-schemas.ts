@@ -233,7 +233,7 @@ export const InvalidProxyDeletionBody = z
   })
   .openapi('InvalidProxyDeletion', {
     description:
-      'Deletion requested of a stored document that does not fit the model: reconcile removes the document, the orphan GC its instance (docs/api.md § Delete).',
+      'Deletion requested of a stored document that does not fit the model: reconcile removes the document, the orphan GC its instance — unless the GC’s brake refuses its sweeps, and then an operator by hand (docs/api.md § Delete).',
   });
 
 export const ReconcileAccepted = z
