@@ -14,6 +14,7 @@
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { RESERVED_PORT_MESSAGE, reservedManagedPort } from '../shared/src/domain/cloud-init/proxy-port.js';
 import { quotableHost, refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
@@ -107,11 +108,17 @@ export interface ProxyFileOptions {
 
 /**
  * The API's own refusals of a spec (proxy-admin.ts) that the CLI can tell before sending it. With
- * `current`, the proxy's stored spec, the API's leniency too: what the stored spec already has (a host or a
- * missing credentialsRef from before those checks) is no reason to refuse.
+ * `current`, the proxy's stored spec, the API's leniency too: what the stored spec already has (a host, port
+ * 22 or a missing credentialsRef from before those checks) is no reason to refuse.
  */
 export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec): string[] {
   const problems: string[] = [];
+  // The API's port_reserved: the default cloud-init cannot put squid on sshd's port (proxy-port.ts).
+  if (reservedManagedPort(spec, current) !== null) {
+    problems.push(
+      `${where}: spec.port: ${RESERVED_PORT_MESSAGE}, so the default cloud-init cannot run the proxy there; use another port (3128 by default), or a spec.cloudInit of your own`,
+    );
+  }
   const host = refusedEndpointHost(spec, current);
   // Quoted without what could be a password: "user:pw@host" or "host:port:user:pw" must not put one on stderr.
   if (host !== null)

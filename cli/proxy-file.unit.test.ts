@@ -128,6 +128,11 @@ describe('parseProxyFile', () => {
       /spec\.credentialsRef: required for a managed proxy without spec\.cloudInit/,
     ],
     [
+      "a managed proxy on sshd's port with the default cloud-init",
+      `${managed}  port: 22\n`,
+      /^p\.yaml: spec\.port: port 22 belongs to sshd, so the default cloud-init cannot run the proxy there; use another port \(3128 by default\), or a spec\.cloudInit of your own$/m,
+    ],
+    [
       'a managed proxy of a provider the plane has no adapter for',
       `${managed}  provider: aws\n`,
       /spec\.provider: a managed proxy's provider must be gce, not aws/,
@@ -164,6 +169,13 @@ describe('parseProxyFile', () => {
     ],
   ])('refuses %s, saying where', (_, text, pattern) => {
     expect(problems(text).join('\n')).toMatch(pattern);
+  });
+
+  it("lets port 22 through where the API does: a cloud-init of the proxy's own, an external endpoint", () => {
+    const own = `${managed}  port: 22\n  cloudInit: {inline: "#cloud-config"}\n`;
+    expect(parseProxyFile(own, 'p.yaml')[0]!.spec).toMatchObject({ port: 22 });
+    const external = 'name: x-1\nspec: {mode: external, endpoint: {host: h.example, port: 22}}\n';
+    expect(parseProxyFile(external, 'p.yaml')).toHaveLength(1);
   });
 
   it.each([

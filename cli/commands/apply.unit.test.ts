@@ -270,6 +270,53 @@ describe('proxies apply', () => {
     ]);
   });
 
+  // The API's port_reserved (proxy-admin.ts): caught before p1 is created, not after.
+  const onSshd = `name: p1\nspec: {mode: managed, zone: us-central1-a, credentialsRef: {secret: s}}\n---\nname: p2\nspec: {mode: managed, zone: us-central1-a, credentialsRef: {secret: s}, port: 22}\n`;
+
+  it("a managed proxy on sshd's port stops the file before anything is applied (exit 2)", async () => {
+    const r = await run(['proxies', 'apply', '-f', 'f.yaml'], [notFound, notFound], onSshd);
+    expect(r.exit).toBe(2);
+    expect(r.calls).toEqual(['GET /v1/proxies/p1', 'GET /v1/proxies/p2']);
+    expect(r.err).toEqual([
+      'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
+      '  f.yaml document 2: spec.port: port 22 belongs to sshd, so the default cloud-init cannot run the proxy there; use another port (3128 by default), or a spec.cloudInit of your own',
+    ]);
+  });
+
+  it('port 22 a managed proxy is already stored with is no reason to refuse the file, as the API does not', async () => {
+    const managed = (name: string, generation: number, port: number) => ({
+      ...proxy(name, generation),
+      spec: { mode: 'managed', zone: 'us-central1-a', credentialsRef: { secret: 's' }, port },
+    });
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, managed('p1', 2, 3128)],
+        [200, managed('p2', 7, 22)],
+        [200, managed('p1', 2, 3128)],
+        [200, managed('p2', 7, 22)],
+      ],
+      onSshd,
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged', 'proxy/p2 unchanged'], err: [] });
+    // Stored on another port, or with a cloud-init of its own: moving it to 22 is refused.
+    for (const stored of [
+      managed('p2', 7, 3128),
+      { ...managed('p2', 7, 22), spec: { ...managed('p2', 7, 22).spec, cloudInit: { inline: 'x' } } },
+    ]) {
+      const moved = await run(
+        ['proxies', 'apply', '-f', 'f.yaml'],
+        [
+          [200, managed('p1', 2, 3128)],
+          [200, stored],
+        ],
+        onSshd,
+      );
+      expect(moved).toMatchObject({ exit: 2, calls: ['GET /v1/proxies/p1', 'GET /v1/proxies/p2'] });
+      expect(moved.err[1]).toMatch(/^ {2}f\.yaml document 2: spec\.port: port 22 belongs to sshd/);
+    }
+  });
+
   it('a bad file sends nothing (exit 2)', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'f.yaml'],

@@ -35,6 +35,33 @@ describe('proxies create -f', () => {
   });
 });
 
+describe('proxies create -f of a file the API would refuse a proxy of', () => {
+  it("a managed proxy on sshd's port (the API's port_reserved) creates nothing, not the ones before it (exit 2)", async () => {
+    const file = [
+      'name: a1\nspec: {mode: managed, zone: us-central1-a, credentialsRef: {secret: s}}',
+      'name: b2\nspec: {mode: managed, zone: us-central1-a, credentialsRef: {secret: s}, port: 22}',
+    ].join('\n---\n');
+    const io = { ...recordingIo(), readFile: async () => file };
+    const sent: string[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      sent.push(`${init.method} ${new URL(url).pathname}`);
+      return new Response(JSON.stringify({ name: 'a1', spec: {}, status: {} }), { status: 201 });
+    }) as unknown as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'create', '-f', 'fleet.yaml', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, sent, err: io.errLines }).toEqual({
+      exit: 2,
+      sent: [],
+      err: [
+        'error: invalid_input — fleet.yaml is not a valid proxy definition; nothing was created',
+        '  fleet.yaml document 2: spec.port: port 22 belongs to sshd, so the default cloud-init cannot run the proxy there; use another port (3128 by default), or a spec.cloudInit of your own',
+      ],
+    });
+  });
+});
+
 describe('proxies create -f of what `proxies get -o yaml` printed', () => {
   it("sends its name and spec only: the plane's fields (uid, generation, status, …) are dropped", async () => {
     const got = [
