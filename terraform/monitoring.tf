@@ -762,8 +762,9 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
   conditions {
     display_name = "no gateway worker reported its snapshot age for 10 minutes"
     condition_absent {
-      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
-      duration = "600s"
+      filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
+      # The last aligned point covers the 5 minutes before it: absent 5 minutes after it, 10 after the line.
+      duration = "300s"
       # Merged into one series across workers: only "no worker at all" is absent; a worker that
       # went away in a scale-down is not.
       aggregations {
@@ -783,7 +784,7 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
       display_name = "no CONNECT gateway VM reported its snapshot age for 10 minutes"
       condition_absent {
         filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\" AND resource.type=\"${conditions.value}\""
-        duration = "600s"
+        duration = "300s" # as above: 10 minutes after the last line
         aggregations {
           alignment_period     = "300s"
           per_series_aligner   = "ALIGN_PERCENTILE_50"

@@ -466,6 +466,30 @@ describe('a "for N minutes" alert on log lines pages only once they have gone on
   });
 });
 
+describe('an alert on lines that stopped coming pages when its name says', () => {
+  it('a "for N minutes" absence condition (dynamic ones included) has duration + alignment period = N minutes (absent from the last aligned point on, which covers the period before it)', () => {
+    let checked = 0;
+    for (const [name, policy] of Object.entries(tf.resource.google_monitoring_alert_policy ?? {})) {
+      // hcl2json: a block is a one-element array, a labelled block (dynamic "conditions") an object.
+      const all = (v: unknown): Block[] => (Array.isArray(v) ? v : v ? [v as Block] : []);
+      const dynamic = all(policy.dynamic)
+        .flatMap((d) => all(d.conditions))
+        .flatMap((c) => all(c.content));
+      for (const c of [...((policy.conditions ?? []) as Block[]), ...dynamic]) {
+        const body = (c.condition_absent as Block[] | undefined)?.[0];
+        const minutes = /for (\d+) minutes$/.exec(String(c.display_name))?.[1];
+        if (!body || minutes === undefined) continue;
+        const seconds = (v: unknown) => Number(/^(\d+)s$/.exec(String(v))?.[1]);
+        const alignment = seconds((body.aggregations as Block[])[0]!.alignment_period);
+        expect(seconds(body.duration) + alignment, `${name}: ${c.display_name}`).toBe(Number(minutes) * 60);
+        checked++;
+      }
+    }
+    // stopped_jobs' two, stale_gateway's merged one and its CONNECT VMs' one.
+    expect(checked).toBe(4);
+  });
+});
+
 describe('the gateway traffic alerts read windows the gateway.traffic lines fill', () => {
   const ratioConditions = () =>
     Object.entries(tf.resource.google_monitoring_alert_policy ?? {}).flatMap(([name, policy]) =>

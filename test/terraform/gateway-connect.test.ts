@@ -102,7 +102,7 @@ describe('an operator hears of CONNECT gateway VMs that never serve', () => {
     expect(String(absent.filter)).toBe(
       'metric.type="logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}" AND resource.type="${conditions.value}"',
     );
-    expect(absent.duration).toBe('600s');
+    expect(absent.duration).toBe('300s');
   });
 });
 
