@@ -77,8 +77,16 @@ const listen = (server: Server) =>
 
 export async function startProbeFleet(
   projectId: string,
-  opts: { echo?: boolean; passive?: Partial<PassiveSettings> } = {},
+  opts: {
+    echo?: boolean;
+    passive?: Partial<PassiveSettings>;
+    /** The tick period (default 1 s): the handler's, tick()'s default step, and — as production's
+     *  wiring passes it (functions/probe/src/wiring.ts) — the passive track's, which counts its expiry in
+     *  ticks. `passive.tickPeriodMs` overrides the last alone. */
+    tickPeriodMs?: number;
+  } = {},
 ): Promise<ProbeFleet> {
+  const tickPeriodMs = opts.tickPeriodMs ?? 1000;
   const db = new Firestore({ projectId });
   const compute = await startComputeEmulator({ bootDelayMs: 20, deleteDelayMs: 20 });
   const gce = makeGceProvider({ project: projectId, computeEndpoint: compute.endpoint });
@@ -162,13 +170,13 @@ export async function startProbeFleet(
     passive: {
       outcomes: new FirestoreOutcomeReader(db),
       feed: new FirestorePassiveFeedStore(db),
-      settings: { ...DEFAULT_PASSIVE_SETTINGS, expiryMs: 3000, ...opts.passive },
+      settings: { ...DEFAULT_PASSIVE_SETTINGS, expiryMs: 3000, tickPeriodMs, ...opts.passive },
       rule: DEFAULT_PASSIVE_RULE,
       settleMs: 0,
     },
     clock,
     sleep: async () => {},
-    tickPeriodMs: 1000,
+    tickPeriodMs,
     loopMs: 0,
   };
 
@@ -251,7 +259,7 @@ export async function startProbeFleet(
       await proxies.create(proxy);
       return { proxy, zone: managed.zone, instance };
     },
-    tick(advanceMs = 1000) {
+    tick(advanceMs = tickPeriodMs) {
       clock.advance(advanceMs);
       return handleProbeTick(deps);
     },
