@@ -314,6 +314,72 @@ describe('FirestoreJobRunStore', () => {
     }
   });
 
+  // Tick N sweeps on one instance; tick N+1 claims on another while N is within its window (so it does not
+  // take N's range up: its drift range starts at its own tick); N then records a failed drift range. The
+  // finish of a run a later claim overtook was a no-op: N+2 took the range up where N+1's ended, and N's
+  // failed slots were never published again (docs/operations-jobs.md: "published late rather than never").
+  it("a failed requeue sweep overtaken by the next tick's claim leaves its range's start to the run after", async () => {
+    const tick = (s: number) => at(s).toISOString();
+    await runs.claim('job-o', at(0), 0, at(59), true, tick(0));
+    await runs.claim('job-o', at(58), 0, at(117), true, tick(58)); // N+1, early, on another instance
+    await runs.finish('job-o', {
+      startedAt: at(0),
+      finishedAt: at(59),
+      ok: false,
+      counts: { n: 1 },
+      error: 'sweep stopped: unavailable',
+      nextWindowStart: at(0),
+    });
+    // N+1's record is left its own, but says where the failed range starts.
+    expect(await runs.get('job-o')).toMatchObject({
+      startedAt: at(58),
+      finishedAt: null,
+      ok: null,
+      error: null,
+    });
+    await runs.finish('job-o', {
+      startedAt: at(58),
+      finishedAt: at(117),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: at(118),
+    });
+    expect(await runs.get('job-o')).toMatchObject({ ok: true, nextWindowStart: at(0) });
+    const after = await runs.claim('job-o', at(119), 0, at(178), true, tick(119));
+    expect(after?.previous).toMatchObject({ startedAt: at(58), nextWindowStart: at(0) });
+    // Handed on: the run that took the range up ends it; N's start is not handed on again.
+    await runs.finish('job-o', {
+      startedAt: at(119),
+      finishedAt: at(178),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: at(179),
+    });
+    expect(await runs.get('job-o')).toMatchObject({ nextWindowStart: at(179) });
+    expect((await db.collection('jobRuns').doc('job-o').get()).get('failedFrom')).toBeUndefined();
+  });
+
+  it('a superseded failed range waits on the record for a claim that takes the range up', async () => {
+    const tick = (s: number) => at(s).toISOString();
+    await runs.claim('job-p', at(0), 0, at(59), true, tick(0));
+    await runs.claim('job-p', at(58), 0, at(117), true, tick(58));
+    await runs.finish('job-p', {
+      startedAt: at(0),
+      finishedAt: at(59),
+      ok: false,
+      counts: {},
+      error: 'x',
+      nextWindowStart: at(0),
+    });
+    // N+2 claims while N+1 still runs within its window: it does not take the range up, so keeps it.
+    const early = await runs.claim('job-p', at(100), 0, at(159), true, tick(100));
+    expect(early?.previous).toMatchObject({ startedAt: at(58), finishedAt: null, nextWindowStart: at(0) });
+    const last = await runs.claim('job-p', at(170), 0, at(229), true, tick(170));
+    expect(last?.previous).toMatchObject({ startedAt: at(100), nextWindowStart: at(0) });
+  });
+
   it('finishing a run whose record is gone writes nothing', async () => {
     await runs.finish('job-c', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
     expect(await runs.get('job-c')).toBeNull();
