@@ -548,6 +548,92 @@ describe('FirestoreLeaseStore', () => {
     expect(Object.fromEntries(peakUsage(leases, (p) => (p === 'p1' ? 3 : 2)))).toEqual({ p1: 3, p2: 2 });
   });
 
+  it('an exclusive grant racing another grant on another replica: one of them, never both', {
+    timeout: 60_000,
+  }, async () => {
+    // Two replicas whose views both say p1 is empty and fresh grant on it at once, so both commit from
+    // the same version of its state and only the precondition can stop the second: an exclusive lease
+    // against a shared one (each order) or another exclusive one gets exactly one grant; two shared
+    // leases both fit (capacity 2), the control that the race does not simply refuse. Released between
+    // rounds, so every round starts from an empty proxy (the first from no state document: create).
+    const CAPACITY = 2;
+    const ROUNDS = 20;
+    const PAIRS = [
+      ['exclusive', 'shared'],
+      ['shared', 'exclusive'],
+      ['exclusive', 'exclusive'],
+      ['shared', 'shared'],
+    ] as const;
+    /** A replica on its own client, counting the batches it commits (its attempts to write p1's state). */
+    const replica = () => {
+      const fs = new Firestore({ projectId });
+      const batch = fs.batch.bind(fs);
+      let commits = 0;
+      fs.batch = () => {
+        const b = batch();
+        const commit = b.commit.bind(b);
+        b.commit = () => {
+          commits++;
+          return commit();
+        };
+        return b;
+      };
+      const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+      stores.push(s);
+      return { s, commits: () => commits };
+    };
+    const replicas = [replica(), replica()] as const;
+    await Promise.all(replicas.map((r) => r.s.ready(10_000)));
+    const wins = new Map<string, number>();
+    for (let round = 0; round < ROUNDS; round++) {
+      const pair = PAIRS[round % PAIRS.length]!;
+      const what = `round ${round}: ${pair.join(' vs ')}`;
+      // Both views re-read (the other replica's release is news to one of them) and empty.
+      clock.advance(1_001);
+      await Promise.all(replicas.map((r) => r.s.refresh(['p1'])));
+      for (const r of replicas)
+        expect(r.s.usage(inst('p1'), clock.now()), what).toEqual({ active: 0, exclusive: false });
+      const before = replicas.map((r) => r.commits());
+      const answers = await Promise.all(
+        pair.map((kind, i) =>
+          replicas[i]!.s.grant({
+            candidates: [cand('p1', CAPACITY)],
+            lease: newLease({ exclusive: kind === 'exclusive' }),
+          }),
+        ),
+      );
+      // Each replica went to Firestore: neither was refused on its own view alone.
+      for (const [i, r] of replicas.entries()) expect(r.commits() - before[i]!, what).toBeGreaterThan(0);
+      const granted = answers.flatMap((a, i) => (a.kind === 'granted' ? [{ lease: a.lease, by: i }] : []));
+      const both = pair.every((kind) => kind === 'shared');
+      expect(granted.length, what).toBe(both ? 2 : 1);
+      for (const a of answers.filter((a) => a.kind !== 'granted'))
+        expect(a, what).toEqual({ kind: 'no_room', atCapacity: 1, inGateway: 0 });
+      // The stored state holds exactly the granted entries.
+      const state = await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').get();
+      const entries = (state.get('entries') as Array<{ leaseId: string; expiresAt: Timestamp }>).filter(
+        (e) => e.expiresAt.toMillis() > clock.now().getTime(),
+      );
+      expect(entries.map((e) => e.leaseId).toSorted(), what).toEqual(
+        granted.map((g) => g.lease.id).toSorted(),
+      );
+      if (!both) {
+        const won = `${pair[granted[0]!.by]} won ${pair.join(' vs ')}`;
+        wins.set(won, (wins.get(won) ?? 0) + 1);
+      }
+      clock.advance(10);
+      for (const g of granted) await replicas[g.by]!.s.release(g.lease.id);
+    }
+    console.log('exclusive races won', Object.fromEntries(wins));
+
+    // Every round's leases overlapped for 10 ms: an exclusive one beside any other would weigh over 2.
+    const leases = await storedLeases(db);
+    expect(leases).toHaveLength(ROUNDS + ROUNDS / PAIRS.length);
+    expect(leases.filter((l) => l.exclusive).length).toBeGreaterThan(0);
+    expect(leases.every((l) => l.releasedAt !== null)).toBe(true);
+    expect(Object.fromEntries(peakUsage(leases, () => CAPACITY))).toEqual({ p1: CAPACITY });
+  });
+
   it('replicas with stale views stay within capacity and find released room again', async () => {
     const [r1, r2] = [store(), store()];
     await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
