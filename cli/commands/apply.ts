@@ -23,6 +23,7 @@
 // nothing of anyone's to undo, so it is PUT over the stored generation, and converges `unchanged`.
 
 import { etagOf, proxyTag } from '../../functions/api/src/admin/if-match.js';
+import { findDuplicateKey } from '../../functions/api/src/validation/duplicate-keys.js';
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
@@ -185,8 +186,8 @@ export async function applyProxies(ctx: Ctx): Promise<void> {
 
 /**
  * `-p`: an RFC 7396 merge patch of the spec, as JSON (`kubectl patch --type merge -p`). Checked here only
- * as far as the API would refuse it whatever the proxy: JSON, and an object (a merge patch that is not an
- * object would replace the whole spec). Whether the patched spec is valid is the API's to say.
+ * as far as the API would refuse it whatever the proxy: JSON, an object (a merge patch that is not an
+ * object would replace the whole spec), and no key repeated in one object. Whether the patched spec is valid is the API's to say.
  */
 export function parseMergePatch(raw: string): Record<string, unknown> {
   let value: unknown;
@@ -202,6 +203,13 @@ export function parseMergePatch(raw: string): Record<string, unknown> {
     const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
     throw new InputError(
       `-p must be a JSON object (a merge patch of the spec, e.g. '{"capacity": 8}'), got ${what}`,
+    );
+  }
+  // JSON.parse keeps the last of a repeated key; the API refuses one (duplicate_key), as the file reader does.
+  const duplicate = findDuplicateKey(raw);
+  if (duplicate !== null) {
+    throw new InputError(
+      `-p repeats the key ${duplicate.path.join('.')} in one object: say it once (which value was meant?)`,
     );
   }
   return value as Record<string, unknown>;

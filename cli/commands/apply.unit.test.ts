@@ -614,8 +614,19 @@ describe('parseMergePatch', () => {
     ['null', /got null$/],
     ['8', /got number$/],
     ['"x"', /got string$/],
+    // JSON.parse would send {"capacity":500}; the API refuses it (duplicate_key), so it is not sent.
+    ['{"capacity":1,"capacity":500}', /^-p repeats the key capacity in one object/],
+    ['{"attributes":{"pool":"a","p\\u006fol":"b"}}', /^-p repeats the key attributes\.pool in one object/],
   ])('refuses %j', (raw, message) => {
     expect(() => parseMergePatch(raw)).toThrow(message);
+  });
+
+  it('takes the same key in sibling objects, or inside a string', () => {
+    expect(parseMergePatch('{"a":{"k":1},"b":{"k":2},"c":"\\"c\\":1"}')).toEqual({
+      a: { k: 1 },
+      b: { k: 2 },
+      c: '"c":1',
+    });
   });
 
   it('does not quote the text around the fault: a mistyped secret stays off stderr', () => {
@@ -653,6 +664,12 @@ describe('proxies patch', () => {
     const r = await run(['proxies', 'patch', 'p1', '-p', '{"capacity":'], []);
     expect(r).toMatchObject({ exit: 2, calls: [] });
     expect(r.err[0]).toMatch(/^error: invalid_input — -p is not JSON/);
+  });
+
+  it('sends nothing for a patch with a repeated key (exit 2), which JSON.parse would read as its last', async () => {
+    const r = await run(['proxies', 'patch', 'p1', '-p', '{"capacity":1,"capacity":500}'], []);
+    expect(r).toMatchObject({ exit: 2, calls: [] });
+    expect(r.err[0]).toMatch(/^error: invalid_input — -p repeats the key capacity in one object/);
   });
 });
 

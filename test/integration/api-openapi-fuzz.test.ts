@@ -600,6 +600,12 @@ function generateCases(doc: Document, f: Fixture): Case[] {
             JSON.stringify({ ...(good.json as object), [first]: '__N__' }).replace('"__N__"', nest(1000)),
             deep,
           );
+          // The good body with its first key written twice: JSON.parse alone would read the good body.
+          const again = `${JSON.stringify(first)}:${JSON.stringify((good.json as Record<string, unknown>)[first])}`;
+          b('a key repeated at the root', JSON.stringify(good.json).replace(/^\{/, `{${again},`), {
+            status: 400,
+            error: 'invalid_request',
+          });
         }
         b(
           '__proto__ at the root',

@@ -1,12 +1,14 @@
 // Reads a JSON request body before the route's zod validator does, so that each way a body can be wrong
 // gets its own stable code: 415 for another media type, 400 invalid_json for empty or unparsable bytes,
-// 400 invalid_request for depth and forbidden keys. The text stays in Hono's body cache, so the validator
-// that follows parses the same bytes without reading the stream again. A Content-Type it accepts is handed
-// on as its bare media type: the OpenAPI route's own media-type gate (@hono/zod-openapi) matches a stricter
-// pattern than RFC 9110's (no space before ";", no empty parameter), and refused with a bare 415 what this
-// middleware had accepted.
+// 400 invalid_request for depth, forbidden keys and a key repeated in one object. The text stays in Hono's
+// body cache, so the validator that follows parses the same bytes without reading the stream again. A
+// Content-Type it accepts is handed on as its bare media type: the OpenAPI route's own media-type gate
+// (@hono/zod-openapi) matches a stricter pattern than RFC 9110's (no space before ";", no empty
+// parameter), and refused with a bare 415 what this middleware had accepted.
 import { createMiddleware } from 'hono/factory';
-import { ApiError, invalidRequest } from '../errors.js';
+import { ApiError, type Issue, invalidRequest } from '../errors.js';
+import { type DuplicateKey, findDuplicateKey } from '../validation/duplicate-keys.js';
+import { joinPath } from '../validation/issues.js';
 import { inspectJson, MAX_JSON_DEPTH } from '../validation/json-guard.js';
 
 /** The WHATWG Encoding Standard's labels of UTF-8 (https://encoding.spec.whatwg.org/#names-and-labels). */
@@ -18,6 +20,13 @@ const UTF8_LABELS = new Set([
   'unicode20utf8',
   'x-unicode20utf8',
 ]);
+
+/** The issue of a repeated key: its path, not its value (which of the two did the caller mean?). */
+export const duplicateKeyIssue = ({ path }: DuplicateKey): Issue => ({
+  path: joinPath(path),
+  code: 'duplicate_key',
+  message: 'appears more than once in its object (which value was meant?)',
+});
 
 export interface JsonBodyOptions {
   /** Accepted media types (essence only, lower case). */
@@ -53,5 +62,8 @@ export const jsonBody = ({
     }
     const problem = inspectJson(value, maxDepth);
     if (problem) throw invalidRequest('invalid request body', [problem]);
+    // JSON.parse keeps the last of a repeated key: the body would act on a value its sender may not have read.
+    const duplicate = findDuplicateKey(text);
+    if (duplicate) throw invalidRequest('invalid request body', [duplicateKeyIssue(duplicate)]);
     await next();
   });

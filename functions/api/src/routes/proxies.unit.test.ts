@@ -142,6 +142,33 @@ describe('POST /v1/proxies', () => {
     expect(h.store.writeCalls).toEqual([]);
   });
 
+  // JSON.parse keeps the last of a repeated key: {"name":"p4","name":"p5"} created p5.
+  it.each([
+    ['the name', `{"name":"p4","name":"p5","spec":${JSON.stringify(external)}}`, 'name'],
+    ['the name, escaped', `{"name":"p4","n\\u0061me":"p5","spec":${JSON.stringify(external)}}`, 'name'],
+    [
+      'a spec field',
+      `{"name":"p4","spec":{"mode":"external","capacity":1,"capacity":500,"endpoint":{"host":"h","port":1}}}`,
+      'spec.capacity',
+    ],
+    [
+      'an attribute',
+      `{"name":"p4","spec":{"mode":"external","attributes":{"pool":"a","pool":"b"},"endpoint":{"host":"h","port":1}}}`,
+      'spec.attributes.pool',
+    ],
+  ])('refuses a repeated key (%s): 400 duplicate_key at its path, nothing written', async (_, body, path) => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', body);
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [{ path, code: 'duplicate_key', message: expect.any(String) }],
+    });
+    expect(h.store.writeCalls).toEqual([]);
+    expect(await h.store.snapshot()).toEqual([]);
+    expect(h.publisher.published).toEqual([]);
+  });
+
   it('refuses a body that is not UTF-8 (400 invalid_json), rather than store U+FFFD for its bytes', async () => {
     const h = harness();
     const text = JSON.stringify({ name: 'p1', spec: { ...managed, attributes: { team: 'a#b' } } });
@@ -594,6 +621,25 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
     const h = await withProxy('p1');
     expect((await patch(h, { capacity: 5 }, 'application/json')).status).toBe(200);
   });
+
+  it.each([
+    ['PATCH', 'application/merge-patch+json'],
+    ['PUT', 'application/json'],
+  ])(
+    '%s refuses a repeated key of the spec (400 duplicate_key), not writing its last value',
+    async (method, type) => {
+      const h = await withProxy('p1');
+      const body = `{"mode":"managed","zone":"us-central1-a","credentialsRef":{"secret":"proxy-creds"},"capacity":1,"capacity":500}`;
+      const res = await h.call(method, '/v1/proxies/p1/spec', body, { 'content-type': type });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({
+        error: 'invalid_request',
+        issues: [{ path: 'capacity', code: 'duplicate_key' }],
+      });
+      expect(h.store.writeCalls).toEqual([]);
+      expect(h.publisher.published).toEqual([]);
+    },
+  );
 
   it('is a no-op for an empty patch or one that sets what is already there', async () => {
     const h = await withProxy('p1');
