@@ -246,7 +246,7 @@ export async function deleteProxy({ api, io, args }: Ctx): Promise<void> {
   if ('storedProxyInvalid' in p) {
     const fields = p.storedProxyInvalid.issues.map((i) => i.path).join(', ');
     return io.out(
-      `proxy/${name} deletion requested; its stored document does not fit the model (${fields}): reconcile removes the document, the orphan GC its instance`,
+      `proxy/${name} deletion requested; its stored document does not fit the model (${fields}): reconcile removes the document, the orphan GC its instance — unless the GC’s brake refuses its sweeps, and then an operator by hand (docs/api.md § Delete)`,
     );
   }
   // An external proxy has no instance: reconcile only lets go of it (docs/api.md § Delete).

@@ -172,7 +172,7 @@ describe('proxies delete of a stored document that does not fit the model', () =
     expect({ exit, out: io.outLines }).toEqual({
       exit: 0,
       out: [
-        'proxy/p1 deletion requested; its stored document does not fit the model (spec.port): reconcile removes the document, the orphan GC its instance',
+        'proxy/p1 deletion requested; its stored document does not fit the model (spec.port): reconcile removes the document, the orphan GC its instance — unless the GC’s brake refuses its sweeps, and then an operator by hand (docs/api.md § Delete)',
       ],
     });
   });
