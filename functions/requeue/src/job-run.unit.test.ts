@@ -8,24 +8,16 @@ import type { SweepReport } from './sweep.js';
 /**
  * jobRuns in memory, written as FirestoreJobRunStore writes them: a claim replaces the record (carrying the
  * counts and nextWindowStart of the run before), and a finish lands only on its own run's record, replacing
- * its fields — a nextWindowStart not given keeps what the claim carried; a failed run of a tick that a later
- * claim overtook leaves only where its range starts (failedFrom), read as nextWindowStart when earlier until a
- * claim that takes the range up hands it on. (It merged whatever the finish
+ * its fields — a nextWindowStart not given keeps what the claim carried. (It merged whatever the finish
  * gave into whatever record was there: a thrown sweep kept the carried value here while the store wrote
  * null over it, and a late finish stamped itself on a later run.)
  */
 class MemoryRuns implements JobRunStore {
   runs = new Map<string, JobRun>();
-  /** Where a failed run a later claim overtook left its range (the store's failedFrom), by job. */
-  failedFrom = new Map<string, Date>();
   failClaim = false;
   failFinish = false;
   async get(job: string) {
-    const run = this.runs.get(job);
-    if (!run) return null;
-    const failed = this.failedFrom.get(job);
-    const own = run.nextWindowStart ?? null;
-    return failed && (!own || failed < own) ? { ...run, nextWindowStart: failed } : run;
+    return this.runs.get(job) ?? null;
   }
   async list() {
     return [...this.runs.values()];
@@ -39,12 +31,8 @@ class MemoryRuns implements JobRunStore {
     tick?: string,
   ) {
     if (this.failClaim) throw new Error('firestore down');
-    const previous = await this.get(job);
+    const previous = this.runs.get(job) ?? null;
     if (previous && claimRefused(previous, now, { minGapMs, retryAfterFailure, tick })) return null;
-    const takesUp =
-      previous !== null &&
-      (previous.finishedAt !== null || (previous.deadline != null && previous.deadline <= now));
-    if (takesUp) this.failedFrom.delete(job);
     this.runs.set(job, {
       job,
       startedAt: now,
@@ -53,7 +41,7 @@ class MemoryRuns implements JobRunStore {
       counts: previous?.counts ?? {},
       error: null,
       windowStart: null,
-      nextWindowStart: (takesUp ? previous.nextWindowStart : this.runs.get(job)?.nextWindowStart) ?? null,
+      nextWindowStart: previous?.nextWindowStart ?? null,
       deadline: deadline ?? null,
       tick: tick ?? null,
     });
@@ -68,18 +56,7 @@ class MemoryRuns implements JobRunStore {
   ) {
     if (this.failFinish) throw new Error('firestore down');
     const current = this.runs.get(job);
-    if (!current) return;
-    if (current.startedAt.getTime() !== run.startedAt.getTime()) {
-      const failed = this.failedFrom.get(job);
-      if (
-        run.ok === false &&
-        run.nextWindowStart &&
-        current.tick &&
-        (!failed || run.nextWindowStart < failed)
-      )
-        this.failedFrom.set(job, run.nextWindowStart);
-      return;
-    }
+    if (!current || current.startedAt.getTime() !== run.startedAt.getTime()) return;
     this.runs.set(job, {
       ...current,
       finishedAt: run.finishedAt,
@@ -301,30 +278,6 @@ describe('recordedSweep', () => {
     clock.set(new Date('2026-02-01T12:02:00Z'));
     await recordedSweep(deps, onTick(deps), sweep(report));
     expect(resumedAt[2]).toEqual(new Date('2026-02-01T12:01:00Z'));
-  });
-
-  // Tick N sweeps on instance A; tick N+1 claims early on instance B while N is within its window (its range
-  // is N's own: B starts at its own tick); N then fails. Its finish was dropped (a later run had claimed),
-  // N+2 took up where N+1 ended, and the slots of N's range were never published.
-  it("a failed sweep that the next tick's claim overtook hands its range's start to the sweep after", async () => {
-    const { deps, sweep, resumedAt, clock } = setup();
-    const n = onTick(deps);
-    let failN!: (r: SweepReport) => void;
-    const running = recordedSweep(deps, n, () => new Promise<SweepReport>((resolve) => (failN = resolve)));
-    await new Promise((resolve) => setImmediate(resolve)); // its claim lands
-    clock.set(new Date('2026-02-01T12:00:58Z')); // N+1, early
-    const n1 = { tick: clock.now().toISOString(), deadline: new Date('2026-02-01T12:01:57Z') };
-    let okN1!: (r: SweepReport) => void;
-    const running1 = recordedSweep(deps, n1, () => new Promise<SweepReport>((resolve) => (okN1 = resolve)));
-    await new Promise((resolve) => setImmediate(resolve)); // its claim lands
-    const start = new Date('2026-02-01T12:00:00Z');
-    failN({ ...report, failure: new Error('unavailable'), nextDriftFrom: start });
-    await running;
-    okN1({ ...report, nextDriftFrom: new Date('2026-02-01T12:01:58Z') });
-    await running1;
-    clock.set(new Date('2026-02-01T12:01:59Z'));
-    await recordedSweep(deps, onTick(deps), sweep(report));
-    expect(resumedAt).toEqual([start]);
   });
 
   it('records a failed sweep and rethrows', async () => {

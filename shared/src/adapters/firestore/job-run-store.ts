@@ -45,15 +45,6 @@ export class FirestoreJobRunStore implements JobRunStore {
         // records the failures it expects and acknowledges them: a delivery after one is a duplicate.)
         if (previous && claimRefused(previous, now, { minGapMs, retryAfterFailure, tick })) return null;
         staged = { previous };
-        // A superseded failed range (failedFrom) is handed on, folded into nextWindowStart, to a claim that
-        // takes the range up from the previous run (requeue's resumeDriftAt: that run finished or is past
-        // its deadline); a claim that does not keeps it on the record for the one after.
-        const takesUp =
-          previous !== null &&
-          (previous.finishedAt !== null ||
-            (previous.deadline != null && previous.deadline.getTime() <= now.getTime()));
-        const carried = takesUp ? previous.nextWindowStart : date(snap.get('nextWindowStart'));
-        const failedFrom = takesUp ? null : date(snap.get('failedFrom'));
         tx.set(this.ref(job), {
           job,
           startedAt: Timestamp.fromDate(now),
@@ -64,11 +55,10 @@ export class FirestoreJobRunStore implements JobRunStore {
           windowStart: null,
           // The last finished run's, carried while this one runs: if it dies, the run after it still knows
           // where the window this one left unfinished starts (requeue's drift range).
-          nextWindowStart: carried ? Timestamp.fromDate(carried) : null,
+          nextWindowStart: previous?.nextWindowStart ? Timestamp.fromDate(previous.nextWindowStart) : null,
           deadline: deadline ? Timestamp.fromDate(deadline) : null,
           tick: tick ?? null,
           claimId,
-          ...(failedFrom ? { failedFrom: Timestamp.fromDate(failedFrom) } : {}),
         });
         return staged;
       },
@@ -86,21 +76,8 @@ export class FirestoreJobRunStore implements JobRunStore {
     await this.db.runTransaction(
       async (tx) => {
         const snap = await tx.get(this.ref(job));
-        if (!snap.exists) return;
         // A later run claimed the record (overlapping runs): its start time is there, not ours.
-        if (date(snap.get('startedAt'))?.getTime() !== run.startedAt.getTime()) {
-          // Save where a failed requeue sweep's range starts (a run claimed by its tick, overtaken by the
-          // next tick's claim on another instance while within its window): that claim did not take the
-          // range up, and the run after it takes up where the later one ends — the failed slots were
-          // nobody's. Kept as failedFrom (the earliest) until a claim hands it on (claim, fromDoc).
-          if (run.ok === false && run.nextWindowStart && typeof snap.get('tick') === 'string') {
-            const failedFrom = date(snap.get('failedFrom'));
-            if (!failedFrom || run.nextWindowStart.getTime() < failedFrom.getTime()) {
-              tx.update(this.ref(job), { failedFrom: Timestamp.fromDate(run.nextWindowStart) });
-            }
-          }
-          return;
-        }
+        if (!snap.exists || date(snap.get('startedAt'))?.getTime() !== run.startedAt.getTime()) return;
         tx.update(this.ref(job), {
           finishedAt: run.finishedAt ? Timestamp.fromDate(run.finishedAt) : null,
           ok: run.ok,
@@ -146,13 +123,6 @@ function unfinishedNote(
 
 const date = (v: unknown): Date | null => (v instanceof Timestamp ? v.toDate() : null);
 
-/**
- * Where the next run's window starts, as read: the record's own, or where a superseded failed run's range
- * began (failedFrom) when earlier — the slots a sweep that failed after the next tick had claimed left.
- */
-const earliest = (a: Date | null, b: Date | null): Date | null =>
-  a && b ? (a.getTime() <= b.getTime() ? a : b) : (a ?? b);
-
 function fromDoc(job: string, d: DocumentData): JobRun {
   return {
     job,
@@ -162,7 +132,7 @@ function fromDoc(job: string, d: DocumentData): JobRun {
     counts: (d.counts ?? {}) as Record<string, number>,
     error: typeof d.error === 'string' ? d.error : null,
     windowStart: date(d.windowStart),
-    nextWindowStart: earliest(date(d.nextWindowStart), date(d.failedFrom)),
+    nextWindowStart: date(d.nextWindowStart),
     deadline: date(d.deadline),
     tick: typeof d.tick === 'string' ? d.tick : null,
   };
