@@ -180,13 +180,15 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
       ),
     );
   // Every provider's orphans are counted before any is deleted: past the bounds, none is. What the listing
-  // missed is the domain's to weigh: live instances there were not counted (sweepRefusal).
+  // missed is the domain's to weigh against the live set: live instances there were not counted, but only
+  // live proxies whose instance it did not see can have one there (sweepRefusal).
   const unseen = listings.flatMap(({ provider, result: r }) =>
     r.listed ? r.unreachable.map((zone) => `${provider.name} zone ${zone}`) : [`provider ${provider.name}`],
   );
   const hold = sweepRefusal(
     listings.flatMap((l) => l.verdicts),
     deps.maxDeletions,
+    live,
     unseen,
   );
   if (hold) {
@@ -205,8 +207,9 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
         event: 'gc.refused',
         ...fields,
       });
-    // Not a refusal: the live instances in what the listing missed were not counted. The orphans wait for a
-    // sweep that lists everything; the unreachable zones or unlisted providers fail the tick themselves.
+    // Not a refusal: the live instances in what the listing missed were not counted, and the live set has
+    // enough proxies unseen to outnumber the orphans. The orphans wait for a sweep that lists everything;
+    // the unreachable zones or unlisted providers fail the tick themselves.
     else
       log.warn(
         'gc deleted nothing this sweep: its listing was incomplete; the orphans wait for a complete one',

@@ -333,7 +333,8 @@ describe('handleGcTick (seed §8)', () => {
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 0, instancesDeferred: 2 } });
     expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([
       expect.objectContaining({
-        reason: '2 orphans against 1 instances of live proxies: the live set may be wrong',
+        reason:
+          '2 orphans against 1 instances of live proxies seen, of 2 live proxies: the live set may be wrong',
       }),
     ]);
     // The sole proxy deleted after a crash: its instance is the only one, and goes.
@@ -726,11 +727,17 @@ describe('handleGcTick (seed §8)', () => {
       expect.objectContaining({
         severity: 'WARNING',
         unseen: ['gce zone europe-west1-b'],
-        reason: expect.stringContaining('the listing missed gce zone europe-west1-b'),
+        reason: expect.stringContaining(
+          'of 3 live proxies (3 with no instance seen), but the listing missed gce zone europe-west1-b',
+        ),
         orphans: 2,
       }),
     ]);
     expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
+    // The tick fails (for the zone): the failing-jobs alert counts this line, and nothing else pages.
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^deferred: /) }),
+    ]);
     // The zone answers again: the live instances are counted, and the same orphans go.
     gce.unreachable = [];
     (deps.clock as ManualClock).advance(10 * 60_000);
@@ -738,6 +745,73 @@ describe('handleGcTick (seed §8)', () => {
     gce.instances.push(...[...live].map((uid, i) => vm(`live-${i}`, uid, minutesAgo(60))));
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 2, instancesDeferred: 0 } });
     expect(gce.deleted).toEqual([pid('o1'), pid('o2')]);
+  });
+
+  it('defers, not refuses, orphans that outnumber the live instances when a provider could not be listed', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('o1', 'gone-1', minutesAgo(30)),
+      vm('o2', 'gone-2', minutesAgo(30)),
+    ]);
+    // The live proxies' VMs are this provider's, which did not answer its listing.
+    const other = new FakeProvider('other', []);
+    other.failList = new ProviderError('transient', '503 listing');
+    const { deps, log, jobs, store } = await setup([gce, other]);
+    await store.create(aProxy({ name: 'third' }));
+    expect(await handleGcTick(deps)).toMatchObject({
+      counts: { instancesDeleted: 0, instancesDeferred: 2, providersFailed: 1 },
+    });
+    expect(gce.deleted).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        unseen: ['provider other'],
+        reason: expect.stringContaining('the listing missed provider other'),
+        liveProxies: 3,
+        orphans: 2,
+      }),
+    ]);
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^deferred: /) }),
+    ]);
+  });
+
+  // The function reading an empty (or restored) database, while some zone of the project — one the fleet
+  // never uses: the aggregated listing covers them all — does not answer. Deferred, it said "fix the zone"
+  // for as long as the zone was down; the zone cannot hold the instance of a live proxy the database lacks.
+  it('refuses, not defers, a fleet the live set does not know when the listing missed a zone', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('f1', 'fleet-1', minutesAgo(60)),
+      vm('f2', 'fleet-2', minutesAgo(60)),
+      vm('f3', 'fleet-3', minutesAgo(60)),
+      vm('f4', 'fleet-4', minutesAgo(60)),
+    ]);
+    gce.unreachable = ['asia-south2-c'];
+    const { deps, log, jobs, store } = await setup([gce]);
+    store.liveUids = async () => new Set();
+    expect(await handleGcTick(deps)).toMatchObject({
+      counts: { instancesDeleted: 0, instancesDeferred: 4, zonesUnreachable: 1 },
+    });
+    expect(gce.deleted).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        reason: expect.stringMatching(
+          /^4 orphans against 0 instances of live proxies seen, of 0 live proxies .*the live set may be wrong/,
+        ),
+        liveProxies: 0,
+        orphans: 4,
+      }),
+    ]);
+    expect(jobs.runs.get(GcJob)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^refused: 4 orphans .* of 0 live proxies/),
+    });
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^refused: /) }),
+    ]);
   });
 
   it('measures age from the moment the live set was read', async () => {

@@ -61,7 +61,7 @@ export function classifyInstances<I extends ListedInstance>(
 }
 
 /** Why a sweep deletes nothing at all: refused (its live set may be wrong), or deferred (its listing missed
- *  part of the fleet, so its count of live instances means little: a complete one decides). */
+ *  part of the fleet, and a complete one might show enough live instances: a complete one decides). */
 export interface SweepHold {
   kind: 'refused' | 'deferred';
   reason: string;
@@ -77,38 +77,53 @@ export interface SweepHold {
  * - more orphans than `maxDeletions` (GC_MAX_DELETIONS_PER_SWEEP) across every provider: refused — what the
  *   listing missed could only add orphans;
  * - two or more orphans, and more of them than instances of live proxies (of any age): a fleet the live
- *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it). When
- *   the listing missed part of the fleet (`unseen`: zones that did not answer, providers not listed), the
- *   live instances there were not counted, and its orphans are deferred to a sweep that lists everything
- *   instead: an unreachable zone holding most of the fleet is no sign of a wrong live set.
+ *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
+ *
+ * When the listing missed part of the fleet (`unseen`: zones that did not answer, providers not listed),
+ * the live instances there were not counted — but they can only be instances of proxies in `liveUids` (the
+ * live set the verdicts were classified against) whose instance the listing did not see, one each. Only
+ * when those could bring the live instances up to the orphans is the second bound deferred to a sweep that
+ * lists everything (an unreachable zone holding most of the fleet is no sign of a wrong live set). When
+ * even they could not — an empty or restored database, with any zone of the project down — it is refused
+ * as with a complete listing: the missed zone is not what to fix.
  */
 export function sweepRefusal(
   verdicts: readonly OrphanVerdict[],
   maxDeletions: number,
+  liveUids: ReadonlySet<string>,
   unseen: readonly string[] = [],
 ): SweepHold | null {
   let orphans = 0;
   let live = 0;
+  const seen = new Set<string>();
   for (const v of verdicts) {
     if (v.delete) orphans++;
-    else if (v.keep === 'live') live++;
+    else if (v.keep === 'live') {
+      live++;
+      // A 'live' verdict has a uid (classifyInstances keeps an unlabelled instance as no_ownership_label).
+      if (v.instance.uid) seen.add(uidKey(v.instance.uid));
+    }
   }
   if (orphans > maxDeletions)
     return {
       kind: 'refused',
       reason: `${orphans} orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (${maxDeletions})`,
     };
-  if (orphans >= 2 && orphans > live)
-    return unseen.length > 0
-      ? {
-          kind: 'deferred',
-          reason: `${orphans} orphans against ${live} instances of live proxies seen, but the listing missed ${unseen.join(', ')}: kept for a sweep that lists everything`,
-        }
-      : {
-          kind: 'refused',
-          reason: `${orphans} orphans against ${live} instances of live proxies: the live set may be wrong`,
-        };
-  return null;
+  if (!(orphans >= 2 && orphans > live)) return null;
+  // Each live proxy (as the live set counts them: documents) whose instance the listing did not see.
+  let unseenLive = 0;
+  for (const uid of liveUids) if (!seen.has(uidKey(uid))) unseenLive++;
+  const against = `${orphans} orphans against ${live} instances of live proxies seen, of ${liveUids.size} live proxies`;
+  if (unseen.length === 0) return { kind: 'refused', reason: `${against}: the live set may be wrong` };
+  if (orphans <= live + unseenLive)
+    return {
+      kind: 'deferred',
+      reason: `${against} (${unseenLive} with no instance seen), but the listing missed ${unseen.join(', ')}: kept for a sweep that lists everything`,
+    };
+  return {
+    kind: 'refused',
+    reason: `${against} (${unseenLive} with no instance seen): the live set may be wrong — even with an instance of each of those in what the listing missed (${unseen.join(', ')}), the live instances are fewer than the orphans`,
+  };
 }
 
 /** How many instances were kept for each reason (one log line per sweep instead of one per instance). */

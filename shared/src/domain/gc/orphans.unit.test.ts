@@ -134,27 +134,55 @@ describe('sweepRefusal', () => {
       live,
       now,
     );
-    expect(sweepRefusal(verdicts, 10)).toBeNull();
+    expect(sweepRefusal(verdicts, 10, live)).toBeNull();
     // Without them, two orphans and nothing live: refused.
-    expect(sweepRefusal(verdicts.slice(0, 2), 10)).toEqual({
+    expect(sweepRefusal(verdicts.slice(0, 2), 10, live)).toEqual({
       kind: 'refused',
       reason: expect.stringMatching(/2 orphans against 0 instances of live proxies/),
     });
   });
 
   it('defers rather than refuses when the listing missed part of the fleet, unless past the bound', () => {
-    // The live proxies' VMs sit in a zone that did not answer: two orphans against none seen.
+    // The three live proxies' VMs sit in a zone that did not answer: two orphans against none seen.
+    const live = uids('a', 'b', 'c');
     const verdicts = classifyInstances(
       [inst('gone-1', minutesAgo(60)), inst('gone-2', minutesAgo(60))],
-      uids('a'),
+      live,
       now,
     );
-    expect(sweepRefusal(verdicts, 10, ['gce zone europe-west1-b'])).toEqual({
+    expect(sweepRefusal(verdicts, 10, live, ['gce zone europe-west1-b'])).toEqual({
       kind: 'deferred',
-      reason: expect.stringContaining('the listing missed gce zone europe-west1-b'),
+      reason: expect.stringMatching(
+        /^2 orphans against 0 instances of live proxies seen, of 3 live proxies \(3 with no instance seen\), but the listing missed gce zone europe-west1-b/,
+      ),
     });
     // What the listing missed could only add orphans: more than the bound is refused all the same.
-    expect(sweepRefusal(verdicts, 1, ['gce zone europe-west1-b'])).toMatchObject({ kind: 'refused' });
+    expect(sweepRefusal(verdicts, 1, live, ['gce zone europe-west1-b'])).toMatchObject({ kind: 'refused' });
+  });
+
+  // An empty or restored database (nothing live) read while a zone of the project the fleet never uses is
+  // down: every VM looks orphaned, and what the listing missed can hold no live proxy's instance.
+  it('refuses, not defers, when even an instance of every unseen live proxy could not outnumber the orphans', () => {
+    const fleet = ['f1', 'f2', 'f3', 'f4'].map((k) => inst(k, minutesAgo(60)));
+    const none = classifyInstances(fleet, uids(), now);
+    expect(sweepRefusal(none, 10, uids(), ['gce zone asia-south2-c'])).toEqual({
+      kind: 'refused',
+      reason: expect.stringMatching(
+        /^4 orphans against 0 instances of live proxies seen, of 0 live proxies \(0 with no instance seen\): the live set may be wrong/,
+      ),
+    });
+    // The bound is exact: live instances seen plus live proxies with none seen, one instance each at most.
+    // `A` stored in capitals holds the VM labelled in lower case, so it is seen: only `b` is unseen.
+    const live = new Set([U('a').toUpperCase(), U('b')]);
+    const two = classifyInstances([inst('a', minutesAgo(60)), ...fleet.slice(0, 2)], live, now);
+    expect(sweepRefusal(two, 10, live, ['gce zone asia-south2-c'])).toMatchObject({ kind: 'deferred' });
+    const three = classifyInstances([inst('a', minutesAgo(60)), ...fleet.slice(0, 3)], live, now);
+    expect(sweepRefusal(three, 10, live, ['gce zone asia-south2-c'])).toEqual({
+      kind: 'refused',
+      reason: expect.stringContaining(
+        '3 orphans against 1 instances of live proxies seen, of 2 live proxies (1 with',
+      ),
+    });
   });
 
   it("does not count a clone of a live proxy's VM as one of the live proxies' instances", () => {
@@ -169,6 +197,8 @@ describe('sweepRefusal', () => {
       uids('a'),
       now,
     );
-    expect(sweepRefusal(verdicts, 10)?.reason).toMatch(/2 orphans against 1 instances of live proxies/);
+    expect(sweepRefusal(verdicts, 10, uids('a'))?.reason).toMatch(
+      /2 orphans against 1 instances of live proxies seen, of 1 live proxies: the live set may be wrong/,
+    );
   });
 });
