@@ -1,11 +1,12 @@
 // A requeue tick Pub/Sub delivers twice at once (at least once: two instances may each take a copy) is
-// swept once: both copies claim jobRuns/requeue-sweep in a Firestore transaction, and the one that comes
-// second finds the first's claim of the same tick (its publish time). Claimed with no gap, both swept, and
-// every proxy due in the tick's minute was published twice.
+// swept once: both copies of the push, handled by the function's event handler (event.ts) as the deployed
+// function handles them, claim jobRuns/requeue-sweep in a Firestore transaction, and the one that comes
+// second finds the first's claim of the same tick (the message's publish time, which every copy carries).
+// Claimed with no gap, or by anything a copy does not share (the time it arrived), both swept, and every
+// proxy due in the tick's minute was published twice.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
-import { recordedSweep } from '../../functions/requeue/src/job-run.js';
-import { runSweep, type SweepDeps, sweepWindow } from '../../functions/requeue/src/sweep.js';
+import { onRequeueEvent, type RequeueEventDeps } from '../../functions/requeue/src/event.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
@@ -32,11 +33,28 @@ describe('a requeue tick delivered twice at once', () => {
         status: { phase: 'Provisioning', nextReconcileAt: new Date(systemClock.now().getTime() - 1_000) },
       }),
     );
-    const tickAt = systemClock.now();
+    // The push Pub/Sub delivers (the CloudEvent the functions framework builds of it), both copies alike.
+    const publishTime = systemClock.now().toISOString();
+    const messageId = '8317350155447791';
+    const push = {
+      specversion: '1.0',
+      id: messageId,
+      type: 'google.cloud.pubsub.topic.v1.messagePublished',
+      source: `//pubsub.googleapis.com/projects/${projectId}/topics/ticks-requeue`,
+      data: {
+        subscription: `projects/${projectId}/subscriptions/ticks-requeue-push`,
+        message: {
+          data: Buffer.from(JSON.stringify({ job: 'requeue-sweep' })).toString('base64'),
+          messageId,
+          publishTime,
+        },
+      },
+    };
     const publisher = new RecordingReconcilePublisher();
     const log = memoryLogger();
     const deliver = (db: Firestore) => {
-      const deps: SweepDeps = {
+      const deps: RequeueEventDeps = {
+        runs: new FirestoreJobRunStore(db),
         store: new FirestoreProxyStore(db),
         publisher,
         clock: systemClock,
@@ -49,17 +67,14 @@ describe('a requeue tick delivered twice at once', () => {
         batch: 100,
         maxBatch: 1_000,
       };
-      const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
-      return recordedSweep(
-        { runs: new FirestoreJobRunStore(db), clock: systemClock, log },
-        { tick: tickAt.toISOString(), deadline },
-        (resumeAt) => runSweep(deps, tickAt, resumeAt),
-      );
+      return onRequeueEvent(deps, structuredClone(push));
     };
-    const reports = await Promise.all(instances.map(deliver));
-    expect(reports.filter((r) => r === null)).toHaveLength(1);
+    await Promise.all(instances.map(deliver));
     expect(publisher.published.map((r) => r.proxy)).toEqual(['due']);
+    const skipped = log.lines.filter((l) => String(l.message).startsWith('requeue tick skipped'));
+    expect(skipped).toEqual([expect.objectContaining({ tick: publishTime })]);
+    expect(log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
     const run = await new FirestoreJobRunStore(instances[0]!).get('requeue-sweep');
-    expect(run).toMatchObject({ ok: true, counts: { due: 1 } });
+    expect(run).toMatchObject({ ok: true, counts: { due: 1 }, tick: publishTime });
   });
 });

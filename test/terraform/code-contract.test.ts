@@ -427,7 +427,7 @@ describe('every scheduled job logs the ticks its absence condition watches', () 
     const takers: Record<string, [string, string]> = {
       [ProbeJob]: ['functions/probe/src/event.ts', 'ProbeJob'],
       [GcJob]: ['functions/gc/src/handler.ts', 'GcJob'],
-      [REQUEUE_JOB]: ['functions/requeue/src/index.ts', 'REQUEUE_JOB'],
+      [REQUEUE_JOB]: ['functions/requeue/src/event.ts', 'REQUEUE_JOB'],
       [SnapshotJob]: ['functions/snapshot/src/handler.ts', 'SnapshotJob'],
     };
     expect(Object.keys(takers).sort()).toEqual(Object.keys(loadScheduleTable().jobs).sort());
