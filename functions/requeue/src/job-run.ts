@@ -100,7 +100,7 @@ function boundedRuns(runs: JobRunStore, clock: Clock, startedAt: Date, timeoutMs
  * in Firestore, the next poll or sweep publishes them again) but is a failed run: recorded not ok, with
  * where the next sweep takes the drift range up, and logged as a failed tick (job.tick_failed), so that a
  * requeue that cannot read or publish at all pages through failing_jobs. A sweep that throws (a bug) is
- * logged by the caller (index.ts).
+ * logged by the caller (event.ts).
  */
 export async function recordedSweep(
   deps: {
