@@ -34,6 +34,23 @@ describe('the fleet routes when the credential cannot be checked', () => {
     expect(res.headers.get('retry-after')).toBe(admin.headers.get('retry-after'));
   });
 
+  // The page waits out the Retry-After and reconnects with its cookie: dropping the cookie here sent every
+  // signed-in admin to the login form on a short outage of Google's certificates.
+  it.each([
+    ['GET', '/fleet/api/state', {}],
+    ['HEAD', '/fleet/events', {}],
+    ['GET', '/fleet', { accept: 'text/html' }],
+  ])('%s %s with the cookie: 503, and the cookie is kept', async (method, path, headers) => {
+    const { app } = harness({ fleet: new InMemoryFleetFeed(), auth: certsDown });
+    const res = await app.request(path, {
+      method,
+      headers: { cookie: 'proxyplane_fleet=eyJ.certs.down', ...headers },
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.headers.get('set-cookie')).toBeNull();
+  });
+
   it('JSON names the stable code', async () => {
     const { app } = harness({ fleet: new InMemoryFleetFeed(), auth: certsDown });
     const res = await app.request('/fleet/api/state', { headers: { authorization: 'Bearer eyJ.x.y' } });

@@ -80,8 +80,10 @@ export const fleetAuth = (authenticator: Authenticator) =>
       if (outcome.principal.kind !== 'local') noteAuthSuccess(c, presented);
       return next();
     }
-    // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.
-    if (header === undefined && cookie !== undefined) forgetToken(c);
+    // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time. One
+    // that could not be checked now (Google's certificates unreachable) was never judged: it is kept, so
+    // the page that waits out the 503's Retry-After reconnects signed in, not to the login form.
+    if (header === undefined && cookie !== undefined && outcome.code !== 'unavailable') forgetToken(c);
     noteAuthFailure(c, outcome.code);
     if (outcome.code === 'forbidden') {
       c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
