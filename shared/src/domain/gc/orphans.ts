@@ -84,8 +84,11 @@ export interface SweepHold {
  * live set the verdicts were classified against) whose instance the listing did not see, one each. Only
  * when those could bring the live instances up to the orphans is the second bound deferred to a sweep that
  * lists everything (an unreachable zone holding most of the fleet is no sign of a wrong live set). When
- * even they could not — an empty or restored database, with any zone of the project down — it is refused
- * as with a complete listing: the missed zone is not what to fix.
+ * even they could not — an empty database (or nearly), with any zone of the project down — it is refused
+ * as with a complete listing: the missed zone is not what to fix. A wrong live set that is not small (a
+ * database restored from an old export, whose proxies' VMs are gone and so count as unseen) can still
+ * defer while a zone is down: nothing is deleted and the tick fails all the same; telling it apart needs
+ * each live proxy's recorded zone, which the live set does not read.
  */
 export function sweepRefusal(
   verdicts: readonly OrphanVerdict[],
