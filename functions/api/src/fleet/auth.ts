@@ -24,7 +24,8 @@ const COOKIE_MAX_AGE_S = 8 * 3600;
 
 export type FleetEnv = { Variables: { principal: Principal } };
 
-const wantsHtml = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
+/** Whether the caller reads HTML (a browser): the fleet's refusals answer it the login form, anyone else JSON. */
+export const wantsHtml = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
 const isHttps = (c: Context) =>
   new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
 

@@ -18,7 +18,7 @@ export function registerFleetSecurity(registry: OpenAPIHono['openAPIRegistry']):
     in: 'cookie',
     name: COOKIE,
     description:
-      "The fleet page's HttpOnly cookie (Path=/fleet, SameSite=Strict), holding an admin credential: set by POST /fleet/login (or, where allowed, a `?token=` on a GET). An Authorization header, when present, is checked instead of it; a cookie that is refused is cleared.",
+      "The fleet page's HttpOnly cookie (Path=/fleet, SameSite=Strict), holding an admin credential: set by POST /fleet/login (or, where allowed, a `?token=` on a GET). An Authorization header, when present, is checked instead of it; a cookie that is refused (401, 403) is cleared, one that cannot be checked right now (503) is kept.",
   });
 }
 
@@ -45,7 +45,7 @@ const noStore = {
 };
 
 const SIGN_IN =
-  " A `?token=` on the address is the page's browser sign-in (docs/cli.md § The fleet page), answered with a redirect and the cookie or with the login form, never with this body.";
+  " A `?token=` on the address is the page's browser sign-in (docs/cli.md § The fleet page), answered with a redirect and the cookie, with the login form (HTML) or, to a caller that does not accept text/html, an error: 400 invalid_request where a token in the address is refused (Cloud Run), 403 forbidden for one a browser says came from another site — never with this body.";
 
 export const fleetStateRoute = createRoute({
   method: 'get',

@@ -15,7 +15,7 @@ import { refusalHeldBack } from '../middleware/auth-failure-limit.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { noBody } from '../middleware/no-body.js';
 import { validationHook } from '../validation/hook.js';
-import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken } from './auth.js';
+import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken, wantsHtml } from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
@@ -78,11 +78,20 @@ function crossSite(c: Context): boolean {
     return true;
   }
 }
+const CROSS_SITE = 'a sign-in or sign-out from another site is refused';
 const refuseCrossSite: MiddlewareHandler = async (c, next) => {
-  if (crossSite(c))
-    throw new ApiError(403, 'forbidden', 'a sign-in or sign-out from another site is refused');
+  if (crossSite(c)) throw new ApiError(403, 'forbidden', CROSS_SITE);
   await next();
 };
+
+/**
+ * A `?token=` refused unchecked: the login form saying why to a browser (Accept: text/html, the test the
+ * page's auth answers by), the API's error body to anyone else (`fleet watch`, a script) — never a cookie.
+ */
+function refuseTokenInUrl(c: Context, status: 400 | 403, code: 'invalid_request' | 'forbidden', why: string) {
+  if (wantsHtml(c)) return c.html(loginPage(`${why} Sign in with the form below.`), status);
+  throw new ApiError(status, code, `${why} Sign in with the form at /fleet/login.`);
+}
 
 export function fleetApp(deps: FleetDeps) {
   const app = new OpenAPIHono<FleetEnv>({ defaultHook: validationHook });
@@ -171,11 +180,22 @@ export function fleetApp(deps: FleetDeps) {
     if (token === undefined || c.req.method !== 'GET') return next();
     if (deps.tokenInUrl === false) {
       // Not checked either: whatever it is, it is in the platform's request log now.
-      return c.html(
-        loginPage(
-          'A token in the address is refused here: the platform keeps request URLs in its request log. Sign in with the form below (and rotate a token that was sent in an address).',
-        ),
+      return refuseTokenInUrl(
+        c,
         400,
+        'invalid_request',
+        'A token in the address is refused here: the platform keeps request URLs in its request log (rotate a token that was sent in an address).',
+      );
+    }
+    // A link on another site carrying its own token would sign the admin in as that token (login CSRF), as
+    // a cross-site POST /fleet/login would: refused the same way, before the token is checked. A link opened
+    // from the terminal (`npm start` prints one) or typed is Sec-Fetch-Site: none, and served.
+    if (crossSite(c)) {
+      return refuseTokenInUrl(
+        c,
+        403,
+        'forbidden',
+        'A sign-in from another site is refused: open the link from your terminal, or paste it in the address bar.',
       );
     }
     const held = refusalHeldBack(c);

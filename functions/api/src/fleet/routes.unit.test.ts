@@ -117,7 +117,7 @@ describe('the fleet page', () => {
     // would sit in Cloud Logging. The page's own request log drops the query, the platform's does not.
     const feed = new InMemoryFleetFeed();
     const { app } = harness({ fleet: feed, fleetTokenInUrl: false });
-    const res = await app.request(`/fleet?token=${ADMIN_TOKEN}`);
+    const res = await app.request(`/fleet?token=${ADMIN_TOKEN}`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(400);
     expect(res.headers.get('set-cookie')).toBeNull();
     const html = await res.text();
@@ -134,6 +134,56 @@ describe('the fleet page', () => {
     expect(
       (await app.request('/fleet/api/state', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
     ).toBe(200);
+  });
+
+  // A JSON client (`fleet watch`, a script) is answered by Accept like every other refusal of the page.
+  it.each([
+    ['no Accept', {}],
+    ['Accept: application/json', { accept: 'application/json' }],
+  ])('refuses ?token= on Cloud Run to a JSON client with 400 invalid_request (%s)', async (_n, headers) => {
+    const { app } = harness({ fleet: new InMemoryFleetFeed(), fleetTokenInUrl: false });
+    for (const path of ['/fleet', '/fleet/api/state']) {
+      const res = await app.request(`${path}?token=${ADMIN_TOKEN}`, { headers });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('set-cookie')).toBeNull();
+      const body = (await res.json()) as { error: string; message: string };
+      expect(body).toMatchObject({ error: 'invalid_request' });
+      expect(body.message).toMatch(/request log/);
+      expect(body.message).toContain('/fleet/login');
+      expect(body.message).not.toContain(ADMIN_TOKEN);
+    }
+  });
+
+  // A link on another site carrying its own token would sign the admin in as that token (login CSRF),
+  // as a cross-site POST /fleet/login would; the link `npm start` prints, opened from the terminal, is
+  // Sec-Fetch-Site: none.
+  it.each<[string, Record<string, string>, number]>([
+    ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }, 403],
+    ['Sec-Fetch-Site same-site', { 'sec-fetch-site': 'same-site' }, 403],
+    ['a foreign Origin alone', { origin: 'https://evil.example' }, 403],
+    ['Sec-Fetch-Site none (a link from the terminal, typed)', { 'sec-fetch-site': 'none' }, 303],
+    ['Sec-Fetch-Site same-origin', { 'sec-fetch-site': 'same-origin' }, 303],
+    ['neither header (curl, an old browser)', {}, 303],
+  ])('?token= with %s', async (_n, headers, status) => {
+    const { app } = setup();
+    const get = (accept: string) =>
+      app.request(`http://localhost/fleet?token=${ADMIN_TOKEN}`, {
+        headers: { host: 'localhost', accept, ...headers },
+      });
+    const html = await get('text/html');
+    const json = await get('application/json');
+    for (const res of [html, json]) expect(res.status).toBe(status);
+    if (status === 403) {
+      for (const res of [html, json]) expect(res.headers.get('set-cookie')).toBeNull();
+      const page = await html.text();
+      expect(page).toContain('A sign-in from another site is refused');
+      expect(page).toContain('<form method="post" action="/fleet/login">');
+      expect(await json.json()).toMatchObject({ error: 'forbidden' });
+    } else {
+      expect(html.headers.get('location')).toBe('/fleet');
+      expect(html.headers.get('set-cookie')).toContain('proxyplane_fleet=');
+    }
   });
 
   it('signs in through the form', async () => {
