@@ -1,7 +1,7 @@
 // The fleet page's server-rendered HTML: the whole table is in the first response (readable without
 // script), and /fleet/assets/fleet.js keeps it live from the SSE stream. Every value goes through esc().
 import type { ProxyDetail } from './detail.js';
-import { esc, scriptJson } from './escape.js';
+import { esc } from './escape.js';
 import { sparkline } from './sparkline.js';
 import { CORDONED_TITLE, type FleetRow, type FleetView, UNREADABLE_STATE_TITLE } from './view-model.js';
 
@@ -99,8 +99,7 @@ export function fleetPage(v: FleetView, now: Date): string {
 <span id="live" class="live" data-state="static">static</span><form method="post" action="/fleet/logout"><button>Sign out</button></form></header>
 <main><table id="fleet"><thead><tr>${head}</tr></thead><tbody id="fleet-body">${rows || empty}</tbody></table>
 <aside id="detail" hidden></aside>
-<h2>Periodic jobs</h2>${jobsHtml(v)}</main>
-<script id="initial" type="application/json">${scriptJson(v)}</script>`,
+<h2>Periodic jobs</h2>${jobsHtml(v)}</main>`,
   );
 }
 
