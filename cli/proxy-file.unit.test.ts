@@ -187,6 +187,19 @@ describe('parseProxyFile', () => {
     expect(problems(text).join('\n')).not.toMatch(/s3cret|alice/);
   });
 
+  it.each([
+    ['p.example.com,3128,alice,s3cret', 'p.example.com,3128,…'],
+    ['p.example.com;3128;alice;s3cret', 'p.example.com;3128;…'],
+    ['p.example.com|3128|alice|s3cret', 'p.example.com|3128|…'],
+    ['p.example.com\\talice\\ts3cret', 'p.example.com\t…'],
+    ['p.example.com alice s3cret', 'p.example.com …'],
+  ])("quotes a provider's line pasted as the host only up to the host: %j", (host, quoted) => {
+    const text = `name: x-1\nspec: {mode: external, endpoint: {host: "${host}", port: 3128}}\n`;
+    const printed = problems(text).join('\n');
+    expect(printed).toContain(`spec.endpoint.host: not a DNS name or an IP address: ${quoted}`);
+    expect(printed).not.toMatch(/s3cret|alice/);
+  });
+
   it('never repeats the password of a health-check URL that carries one', () => {
     const text = `${managed}  healthCheck: {url: "http://alice:s3cret@target.example/"}\n`;
     expect(problems(text).join('\n')).not.toMatch(/s3cret|alice/);

@@ -28,26 +28,35 @@ export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): strin
 }
 
 /**
- * A refused host as it may be quoted back (a 400's message, the CLI's stderr, a CI log): what could be a
- * password is cut. `p.example.com:3128:alice:s3cret`, the export format of many proxy providers, quotes
- * as `p.example.com:3128:…` (whatever the password holds, an '@' included), the same pasted with spaces
- * as `p.example.com 3128 …`, `fe80::1%eth0` as `fe80::1%…`, `alice:s3cret@p.example.com` as
- * `…@p.example.com`, `alice:s3cret` as `alice:…`. (`admin:1234` reads as a name and a port, and is quoted.)
+ * A refused host as it may be quoted back (a 400's message, the CLI's stderr, a CI log): only what is known
+ * to be no password is kept — the leading host (letters, digits, dots, hyphens, or a bracketed IPv6
+ * literal), a port after it, a scheme before it — and the rest is cut to '…', after the one separator
+ * (`:` `,` `;` `|` `/` space, tab) that shows where the input went wrong. `p.example.com:3128:alice:s3cret`,
+ * the export format of many proxy providers, quotes as `p.example.com:3128:…` (whatever the password holds,
+ * an '@' included), the same with `,` `;` `|` or spaces as `p.example.com,3128,…` and so on,
+ * `p.example.com alice s3cret` as `p.example.com …`, `fe80::1%eth0` as `fe80::1%…`,
+ * `alice:s3cret@p.example.com` as `…@p.example.com`, `alice:s3cret` as `alice:…`, `p example.com` as
+ * `p …`. (`admin:1234` reads as a name and a port, and is quoted.)
  */
 export function quotableHost(host: string): string {
-  const line = /^([^\s:@/[\]]+)([:\s])(\d{1,5})[:\s]/.exec(host);
-  if (line) return `${line[1]}${line[2]}${line[3]}${line[2]}…`;
+  // host SEP port SEP …: a provider's line, cut before the '@' rule can read one in its password.
+  const line = /^[A-Za-z0-9.-]+([:,;| \t])\d{1,5}(?=\1|$)/.exec(host);
+  if (line) return cutAfter(host, line[0]);
   const zone = host.indexOf('%');
-  if (zone > 0 && parseIp(host.slice(0, zone))) return `${host.slice(0, zone)}%…`;
+  const ip = host.slice(0, zone);
+  if (zone > 0 && /^[0-9A-Fa-f:.]+$/.test(ip) && parseIp(ip)) return `${ip}%…`;
   const at = host.lastIndexOf('@');
   const afterAt = at < 0 ? host : host.slice(at + 1);
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(afterAt)?.[0] ?? '';
   const rest = afterAt.slice(scheme.length);
-  // A bracketed literal is one piece, whatever colons it holds.
-  const close = rest.startsWith('[') ? rest.indexOf(']') : -1;
-  const name = close >= 0 ? rest.slice(0, close + 1) : rest.split(':')[0]!;
-  const [, port, ...more] = rest.slice(name.length).split(':');
-  const kept = port !== undefined && /^\d{1,5}$/.test(port) ? `${name}:${port}` : name;
-  const cut = kept.length < rest.length && (more.length > 0 || kept === name) ? ':…' : '';
-  return `${at < 0 ? '' : '…@'}${scheme}${kept}${cut}`;
+  // A bracketed literal is one piece, whatever colons it holds; a port only when all its digits fit.
+  const kept = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*)(?::\d{1,5}(?!\d))?/.exec(rest)![0];
+  return `${at < 0 ? '' : '…@'}${scheme}${cutAfter(rest, kept)}`;
+}
+
+/** `kept` (a prefix of `text`), then — when more follows — the separator it starts with, if one, and '…'. */
+function cutAfter(text: string, kept: string): string {
+  if (kept.length === text.length) return kept;
+  const next = text[kept.length]!;
+  return `${kept}${':,;|/ \t'.includes(next) ? next : ''}…`;
 }

@@ -37,11 +37,26 @@ describe('quotableHost: a refused host quoted back without what could be a passw
     ['p.example.com 3128 alice s3cret', 'p.example.com 3128 …'],
     ['2001:db8::1%alice:s3cret@evil.example', '2001:db8::1%…'],
     ['fe80::1%eth0', 'fe80::1%…'],
+    // The same line with other separators, or without its port: all that follows the host is cut.
+    ['p.example.com,3128,alice,S3cretPw77', 'p.example.com,3128,…'],
+    ['p.example.com;3128;alice;s3cret', 'p.example.com;3128;…'],
+    ['p.example.com|3128|alice|s3cret', 'p.example.com|3128|…'],
+    ['p.example.com\t3128\talice\ts3cret', 'p.example.com\t3128\t…'],
+    ['p.example.com\talice\ts3cret', 'p.example.com\t…'],
+    ['p.example.com alice s3cret', 'p.example.com …'],
+    ['p.example.com:3128,alice,s3cret', 'p.example.com:3128,…'],
+    ['p.example.com\nalice:s3cret', 'p.example.com…'],
+    ['alice,s3cret', 'alice,…'],
+    ['http://p.example.com/alice/s3cret', 'http://p.example.com/…'],
+    ['[alice s3cret]:3128', '…'],
+    ['p.example.com:123456:s3cret', 'p.example.com:…'],
     // Nothing secret in these: quoted whole, so the caller sees what to take out.
     ['p.example.com:3128', 'p.example.com:3128'],
     ['http://p.example.com:3128', 'http://p.example.com:3128'],
     ['[2001:db8::1]:3128', '[2001:db8::1]:3128'],
-    ['p example.com', 'p example.com'],
+    // Kept up to where the input went wrong: the operator sees which part to look at.
+    ['p example.com', 'p …'],
+    ['p_1.example.com', 'p…'],
   ])('%s → %s', (host, quoted) => {
     expect(quotableHost(host)).toBe(quoted);
     expect(quotableHost(host)).not.toMatch(/s3c|ret/);
