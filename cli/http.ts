@@ -2,7 +2,8 @@
 // ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not a
 // JSON object where the route answers one, or a redirect: never followed). One retry of a 503 or 429
 // whose Retry-After (seconds or an HTTP date) asks for at most 5 s; an idempotent request (an acquire
-// under its key) is also sent again after a lost answer.
+// under its key) is also sent again after a lost answer; a 401 to a gcloud identity token is sent once
+// more with a fresh one.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import {
@@ -18,6 +19,9 @@ import { ApiCallError, BadResponseError, InputError, UnreachableError } from './
 // ASCII). Checked before fetch: fetch's refusal of a bad header quotes the whole value, token included.
 
 const MAX_RETRY_WAIT_MS = 5000;
+
+/** config.ts resolveToken's source for a token `gcloud auth print-identity-token` printed. */
+const GCLOUD_SOURCE = 'gcloud auth print-identity-token';
 
 /**
  * How long the CLI waits for an answer. The API's slowest answers stay under it — a job run's two Cloud
@@ -98,11 +102,12 @@ export class ApiClient {
     { role, body, query, headers: own, idempotent = false, noContent = false, signal }: CallOptions,
   ): Promise<T> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
-    const { token, source } = this.tokenFor(role);
+    let { token, source } = this.tokenFor(role);
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
     let retriedAfter503 = false;
+    let freshToken = false;
     let lostAnswers = 0;
     const lostAgain = async () => {
       if (!idempotent || lostAnswers >= LOST_ANSWER_RETRIES) return false;
@@ -132,6 +137,18 @@ export class ApiClient {
         throw new UnreachableError(this.opts.baseUrl, { cause: err });
       }
       if (res.status >= 300 && res.status < 400) throw redirected(res, url, path);
+      // A gcloud identity token lives an hour (gcloud may hand out one with minutes left) and was kept for
+      // the process: `fleet watch`, which runs for a day, sent an expired one every round and died with a
+      // hint to log in again. A 401 changed nothing: the token is dropped, gcloud asked again, the request
+      // sent once more. A token from the environment, a flag or state.json is what it is: its 401 is final.
+      if (res.status === 401 && source === GCLOUD_SOURCE && !freshToken) {
+        freshToken = true;
+        this.resolved.delete(role);
+        ({ token, source } = this.tokenFor(role));
+        if (token) headers.authorization = `Bearer ${token}`;
+        else delete headers.authorization;
+        continue;
+      }
       if (LOST_ANSWER_STATUSES.has(res.status) && (await lostAgain())) continue;
       let json: unknown = null;
       try {

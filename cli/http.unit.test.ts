@@ -335,6 +335,56 @@ describe('a refused token', () => {
   });
 });
 
+// A gcloud identity token lives an hour and was kept for the process: a long `fleet watch` sent it
+// expired every round and died. A 401 to a gcloud token now asks gcloud again and resends once; any other
+// token's 401 is final (nothing fresher to send), and a fresh gcloud token refused again is the answer.
+describe('a 401 and where the token came from', () => {
+  function client(tokens: { env: Record<string, string>; state?: Record<string, string>; minted: string[] }) {
+    const sent: string[] = [];
+    let gcloudCalls = 0;
+    const fetch = (async (_url: string, init?: RequestInit) => {
+      sent.push((init?.headers as Record<string, string> | undefined)?.authorization ?? '');
+      return Response.json({ error: 'unauthenticated', message: 'invalid credential' }, { status: 401 });
+    }) as unknown as typeof globalThis.fetch;
+    const api = new ApiClient({
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      tokens: {
+        env: tokens.env,
+        localState: () => (tokens.state ? { env: tokens.state } : null),
+        gcloudToken: () => tokens.minted[gcloudCalls++] ?? null,
+      },
+    });
+    return { api, sent, gcloudCalls: () => gcloudCalls };
+  }
+
+  it.each([
+    ['$PROXYPLANE_TOKEN', { env: { PROXYPLANE_TOKEN: 'env-token-0123456789' } }],
+    [
+      'state.json',
+      {
+        env: {},
+        state: { PROXYPLANE_API_URL: 'http://127.0.0.1:9', PROXYPLANE_ADMIN_TOKEN: 'state-token-0123456789' },
+      },
+    ],
+  ])('a token from %s: its 401 is final, sent once, gcloud never asked', async (_from, t) => {
+    const { api, sent, gcloudCalls } = client({ ...t, minted: ['gcloud-a', 'gcloud-b'] });
+    await expect(api.call('GET', '/v1/proxies', { role: 'admin' })).rejects.toMatchObject({ status: 401 });
+    expect(sent).toHaveLength(1);
+    expect(gcloudCalls()).toBe(0);
+  });
+
+  it('a gcloud token: gcloud asked again and the request resent once with the fresh token', async () => {
+    const { api, sent, gcloudCalls } = client({ env: {}, minted: ['gcloud-a', 'gcloud-b', 'gcloud-c'] });
+    await expect(api.call('POST', '/v1/proxies', { role: 'admin', body: {} })).rejects.toMatchObject({
+      status: 401,
+      tokenSource: 'gcloud auth print-identity-token',
+    });
+    expect(sent).toEqual(['Bearer gcloud-a', 'Bearer gcloud-b']);
+    expect(gcloudCalls()).toBe(2);
+  });
+});
+
 // Node's fetch refuses the ports the Fetch standard blocks (6000, 10080, …: "bad port") without sending
 // anything: the CLI said "(no answer): is the plane running (npm start)…", for a plane that was running.
 describe('an API on a port fetch refuses', () => {

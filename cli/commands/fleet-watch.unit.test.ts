@@ -352,3 +352,36 @@ describe('fleet watch fitting a frame', () => {
       expect(fittedFrame(fleet(rows), now, screen)).toBe(oneAtATime(fleet(rows), screen));
   });
 });
+
+// A gcloud identity token lives an hour, and the watch runs until Ctrl-C (up to a day): it sent the token
+// it read at start every round, met 401 once it expired, and ended with exit 1 and a hint to log in again.
+describe('fleet watch with a gcloud identity token that expires', () => {
+  it('asks gcloud again on a 401 and goes on: every round drawn, exit 0', async () => {
+    const io = recordingIo();
+    let round = 0;
+    let minted = 0;
+    const refused: string[] = [];
+    // gcloud mints a token for the round it is asked in; the API takes one for 3 rounds, then answers 401.
+    const gcloudToken = () => `idtoken-${++minted}.${round}`;
+    const fetch = (async (_url: string, init?: RequestInit) => {
+      const auth = (init?.headers as Record<string, string> | undefined)?.authorization ?? '';
+      const mintedAt = Number(auth.split('.').at(-1));
+      if (round - mintedAt >= 3) {
+        refused.push(auth);
+        return Response.json({ error: 'unauthenticated', message: 'token expired' }, { status: 401 });
+      }
+      round++;
+      return Response.json(view);
+    }) as unknown as typeof globalThis.fetch;
+    const code = await runCli(
+      ['fleet', 'watch', '--count', '10', '-o', 'json', '--api', 'https://api.example'],
+      {
+        ...cliDeps(io, fetch),
+        tokens: { env: {}, localState: () => null, gcloudToken },
+      },
+    );
+    expect({ code, err: io.errLines, rounds: io.outLines.length }).toEqual({ code: 0, err: [], rounds: 10 });
+    expect(minted).toBeGreaterThan(1);
+    expect(refused.length).toBe(minted - 1);
+  });
+});
