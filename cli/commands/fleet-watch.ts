@@ -9,7 +9,8 @@ import {
 } from '../../functions/api/src/fleet/fleet-schemas.js';
 import { none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
-import { BadResponseError } from '../errors.js';
+import { ApiCallError, BadResponseError, UnreachableError } from '../errors.js';
+import { describeFailure } from '../hints.js';
 import { age, attrs, ms, table, visible } from '../output.js';
 
 export const watchOptions = {
@@ -200,6 +201,18 @@ async function fetchState(api: Ctx['api'], interrupted: AbortSignal): Promise<un
   }
 }
 
+/** Failed rounds in a row that end the watch: an outage, not a blip. */
+const MAX_FAILED_ROUNDS = 5;
+
+/**
+ * A failure the next round may not meet: no answer, or one from the front end or a service in trouble
+ * (≥ 500, or 429 when the one short Retry-After wait did not do). A refused credential (401/403), any
+ * other 4xx, and an answer that is not the fleet state (bad_response) will not pass by themselves.
+ */
+const passing = (err: unknown): boolean =>
+  err instanceof UnreachableError ||
+  (err instanceof ApiCallError && (err.status >= 500 || err.status === 429));
+
 /** The terminal's size this round (it may have been resized since the last). */
 const screenOf = (io: Ctx['io']): Screen =>
   io.terminalSize?.() ?? { rows: DEFAULT_ROWS, columns: io.columns };
@@ -213,11 +226,27 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   const count = positiveInt(args.values.count as string | undefined, '--count', MAX_ROUNDS, MAX_ROUNDS);
   const rounds = once ? 1 : count;
   const redraw = io.isTTY && io.clearScreen !== undefined && !once && output === 'table';
+  let failedInARow = 0;
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);
     if (io.interrupted.aborted) break;
-    const raw = await fetchState(api, io.interrupted);
+    let raw: unknown;
+    try {
+      raw = await fetchState(api, io.interrupted);
+    } catch (err) {
+      // One 502 from the front end, a reset or a 503 ended a day-long watch with exit 1. A passing failure
+      // is one line on stderr and the next round tries again; the last round's, or the
+      // MAX_FAILED_ROUNDS-th in a row, is the watch's failure (a `--once` that drew nothing is no success).
+      failedInARow++;
+      if (!passing(err) || failedInARow >= MAX_FAILED_ROUNDS || i === rounds - 1) throw err;
+      const [line] = describeFailure(err).lines;
+      io.err(
+        `round ${i + 1} failed (${failedInARow} of ${MAX_FAILED_ROUNDS} in a row end the watch), trying again in ${intervalMs / 1000}s: ${line}`,
+      );
+      continue;
+    }
     if (io.interrupted.aborted) break;
+    failedInARow = 0;
     const v = readFleetView(raw);
     if (output === 'json') {
       // As the API sent it, once it was found to fit: fields of a newer API are kept, not stripped.

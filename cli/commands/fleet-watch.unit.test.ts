@@ -385,3 +385,73 @@ describe('fleet watch with a gcloud identity token that expires', () => {
     expect(refused.length).toBe(minted - 1);
   });
 });
+
+// One 502 from the front end, a reset or a 503 without Retry-After ended a watch meant to run until
+// Ctrl-C with exit 1. A passing failure is now one line on stderr and the next round goes on; only
+// MAX_FAILED_ROUNDS in a row, the last round's, or a failure that will not pass, ends it.
+describe('fleet watch and a round that fails', () => {
+  /** A watch whose API answers round n (1-based) with `fail(n)`, or the fleet state when it is undefined. */
+  async function flaky(args: string[], fail: (n: number) => Response | Error | undefined) {
+    const io = recordingIo();
+    let calls = 0;
+    const fetch = (async () => {
+      const f = fail(++calls);
+      if (f instanceof Error) throw f;
+      return f ?? Response.json(view);
+    }) as unknown as typeof globalThis.fetch;
+    const code = await runCli(
+      ['fleet', 'watch', '-o', 'json', '--api', 'http://127.0.0.1:9', ...args],
+      cliDeps(io, fetch),
+    );
+    return { code, calls, rounds: io.outLines.length, err: io.errLines };
+  }
+  const status = (s: number) =>
+    new Response('<html>Bad Gateway</html>', { status: s, headers: { 'content-type': 'text/html' } });
+
+  it.each([
+    ['a front end 502', () => status(502)],
+    ['a 503 without Retry-After', () => Response.json({ error: 'unavailable' }, { status: 503 })],
+    ['a 429 without Retry-After', () => Response.json({ error: 'rate_limited' }, { status: 429 })],
+    ['a reset', () => new TypeError('fetch failed')],
+  ])('%s at round 3: said on stderr, the other rounds drawn, exit 0', async (_what, answer) => {
+    const r = await flaky(['--count', '10'], (n) => (n === 3 ? answer() : undefined));
+    expect(r).toMatchObject({ code: 0, calls: 10, rounds: 9 });
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toMatch(
+      /^round 3 failed \(1 of 5 in a row end the watch\), trying again in 1s: error: /,
+    );
+  });
+
+  it('failures that are not in a row never add up: a 502 every other round, all 12 rounds run', async () => {
+    const r = await flaky(['--count', '12'], (n) => (n % 2 === 0 && n < 12 ? status(502) : undefined));
+    expect(r).toMatchObject({ code: 0, calls: 12, rounds: 7 });
+    expect(r.err).toHaveLength(5);
+  });
+
+  it('5 failures in a row end it: exit 1, the fifth as the error', async () => {
+    const r = await flaky(['--count', '10'], (n) => (n >= 2 ? status(502) : undefined));
+    expect(r).toMatchObject({ code: 1, calls: 6, rounds: 1 });
+    expect(r.err).toHaveLength(5);
+    expect(r.err[3]).toMatch(/^round 5 failed \(4 of 5/);
+    expect(r.err[4]).toMatch(/^error: http_502 — /);
+  });
+
+  it.each([
+    ['--once', ['--once']],
+    ['the last round', ['--count', '3']],
+  ])('%s failing is the watch failing: exit 1', async (_what, args) => {
+    const r = await flaky(args, (n) => (n === (args[0] === '--once' ? 1 : 3) ? status(502) : undefined));
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual([expect.stringMatching(/^error: http_502 — /)]);
+  });
+
+  it.each([
+    ['401', () => Response.json({ error: 'unauthenticated' }, { status: 401 })],
+    ['403', () => Response.json({ error: 'forbidden' }, { status: 403 })],
+    ['an answer that is not the fleet state', () => Response.json({ rows: 'no' })],
+  ])('%s still ends it at once: exit 1', async (_what, answer) => {
+    const r = await flaky(['--count', '10'], (n) => (n === 2 ? answer() : undefined));
+    expect(r).toMatchObject({ code: 1, calls: 2, rounds: 1 });
+    expect(r.err[0]).toMatch(/^error: /);
+  });
+});
