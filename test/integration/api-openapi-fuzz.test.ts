@@ -715,11 +715,16 @@ function omittedRouteCases(): Case[] {
     c('no credential', 'GET', '/fleet', { headers: {}, status: 401, error: 'unauthenticated' }),
     c('no credential (a browser)', 'GET', '/fleet', { headers: html, status: 401, html: true }),
     c('a crawler token', 'GET', '/fleet', { headers: bearer(CRAWLER), status: 403, error: 'forbidden' }),
-    // The link `npm start` prints, opened in a browser: the login form.
+    // The link `npm start` prints, opened in a browser: the login form; to a script, the error body.
+    c('a garbage token in the address (a browser)', 'GET', '/fleet?token=%00garbage', {
+      headers: html,
+      status: 401,
+      html: true,
+    }),
     c('a garbage token in the address', 'GET', '/fleet?token=%00garbage', {
       headers: {},
       status: 401,
-      html: true,
+      error: 'unauthenticated',
     }),
     c('a garbage cookie', 'GET', '/fleet/events', {
       headers: { cookie: 'proxyplane_fleet=%ED%A0%80' },

@@ -66,6 +66,29 @@ export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: fals
   return c.html(loginPage('That token was not accepted.'), 401);
 }
 
+/**
+ * A checked `?token=` refused: the login form to a browser (refuseLogin), and to anyone else (`fleet
+ * watch`, a script) what the page's auth answers the same token sent as a Bearer header — the JSON error
+ * with its code, WWW-Authenticate and a 503's Retry-After — where the form answered every caller in HTML.
+ * Never a cookie.
+ */
+export function refuseTokenInUrlChecked(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
+  if (wantsHtml(c)) return refuseLogin(c, outcome);
+  noteAuthFailure(c, outcome.code, 'other');
+  return refuseOutcome(c, outcome, 'that token was not accepted');
+}
+
+/** A refused credential by its outcome, answered by Accept (refuse()); `unknown` is the 401's message. */
+function refuseOutcome(c: Context, outcome: Extract<AuthOutcome, { ok: false }>, unknown: string) {
+  if (outcome.code === 'forbidden') {
+    c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
+    return refuse(c, 403, 'forbidden', outcome.reason);
+  }
+  if (outcome.code === 'unavailable') return refuse(c, 503, 'unavailable', outcome.reason);
+  c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
+  return refuse(c, 401, 'unauthenticated', unknown);
+}
+
 export const fleetAuth = (authenticator: Authenticator) =>
   createMiddleware<FleetEnv>(async (c, next) => {
     const header = c.req.header('authorization');
@@ -86,16 +109,9 @@ export const fleetAuth = (authenticator: Authenticator) =>
     // the page that waits out the 503's Retry-After reconnects signed in, not to the login form.
     if (header === undefined && cookie !== undefined && outcome.code !== 'unavailable') forgetToken(c);
     noteAuthFailure(c, outcome.code);
-    if (outcome.code === 'forbidden') {
-      c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
-      return refuse(c, 403, 'forbidden', outcome.reason);
-    }
-    if (outcome.code === 'unavailable') return refuse(c, 503, 'unavailable', outcome.reason);
-    c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
-    return refuse(
+    return refuseOutcome(
       c,
-      401,
-      'unauthenticated',
+      outcome,
       presented === undefined ? 'sign in with an admin token' : 'that token was not accepted',
     );
   });

@@ -45,7 +45,7 @@ const noStore = {
 };
 
 const SIGN_IN =
-  " A `?token=` on the address is the page's browser sign-in (docs/cli.md § The fleet page), answered with a redirect and the cookie, with the login form (HTML) or, to a caller that does not accept text/html, an error: 400 invalid_request where a token in the address is refused (Cloud Run), 403 forbidden for one a browser says came from another site — never with this body.";
+  " A `?token=` on the address is the page's browser sign-in (docs/cli.md § The fleet page), answered with a redirect and the cookie, with the login form (HTML) or, to a caller that does not accept text/html, an error: 400 invalid_request where a token in the address is refused (Cloud Run), 403 forbidden for one a browser says came from another site, and for a token that is checked and refused the same error as for that token in an Authorization header (401, 403, 503 below) — never with this body.";
 
 export const fleetStateRoute = createRoute({
   method: 'get',

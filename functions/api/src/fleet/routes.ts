@@ -15,7 +15,15 @@ import { refusalHeldBack } from '../middleware/auth-failure-limit.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { noBody } from '../middleware/no-body.js';
 import { validationHook } from '../validation/hook.js';
-import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken, wantsHtml } from './auth.js';
+import {
+  type FleetEnv,
+  fleetAuth,
+  forgetToken,
+  refuseLogin,
+  refuseTokenInUrlChecked,
+  rememberToken,
+  wantsHtml,
+} from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
@@ -201,7 +209,7 @@ export function fleetApp(deps: FleetDeps) {
     const held = refusalHeldBack(c);
     if (held) return held;
     const outcome = await deps.auth.authenticate(token);
-    if (!outcome.ok) return refuseLogin(c, outcome);
+    if (!outcome.ok) return refuseTokenInUrlChecked(c, outcome);
     rememberToken(c, token);
     // The path as sent, still percent-encoded: Hono's c.req.path is decoded, and a decoded %0D%0A is a line
     // break a Location header cannot hold (the redirect threw: 500).

@@ -257,7 +257,8 @@ describe('the fleet page', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ token }).toString(),
       });
-    for (const res of [await form('eyJ.not-an.admin'), await app.request('/fleet?token=eyJ.not-an.admin')]) {
+    const link = await app.request('/fleet?token=eyJ.not-an.admin', { headers: { accept: 'text/html' } });
+    for (const res of [await form('eyJ.not-an.admin'), link]) {
       expect(res.status).toBe(403);
       expect(res.headers.get('set-cookie')).toBeNull();
       const page = await res.text();
@@ -271,6 +272,46 @@ describe('the fleet page', () => {
     expect(unknown.status).toBe(401);
     expect(await unknown.text()).toContain('That token was not accepted.');
   });
+
+  // A checked ?token= that is refused answers by Accept like every other refusal of the page: the form
+  // answered a JSON client (`fleet watch`, a script) in HTML, where the same token as a Bearer header, the
+  // cookie, and the unchecked refusals (Cloud Run, cross-site) answer it the API's error body.
+  it.each<[string, string, number, string]>([
+    ['an unknown token', 'nope-nope-nope-nope', 401, 'unauthenticated'],
+    ['a credential that may not see the page', 'eyJ.not-an.admin', 403, 'forbidden'],
+    ['a credential that cannot be checked now', 'eyJ.certs.down', 503, 'unavailable'],
+  ])(
+    'a refused ?token= (%s): JSON to a JSON client, the form to a browser',
+    async (_n, token, status, code) => {
+      const { app } = harness({
+        fleet: new InMemoryFleetFeed(),
+        auth: {
+          description: 'test',
+          authenticate: async (t) =>
+            t === 'eyJ.not-an.admin'
+              ? { ok: false, code: 'forbidden', reason: 'ops@example.com is not an admin' }
+              : t === 'eyJ.certs.down'
+                ? { ok: false, code: 'unavailable', reason: 'cannot fetch Google signing certificates' }
+                : { ok: false, code: 'unauthenticated', reason: 'invalid credential' },
+        },
+      });
+      for (const headers of [{ accept: 'application/json' }, {}] as Array<Record<string, string>>) {
+        const res = await app.request(`/fleet/api/state?token=${token}`, { headers });
+        expect(res.status).toBe(status);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(res.headers.get('set-cookie')).toBeNull();
+        expect(res.headers.get('retry-after')).toBe(status === 503 ? '5' : null);
+        expect(await res.json()).toMatchObject({ error: code });
+      }
+      const browser = await app.request(`/fleet?token=${token}`, {
+        headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+      });
+      expect(browser.status).toBe(status);
+      expect(browser.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(browser.headers.get('set-cookie')).toBeNull();
+      expect(await browser.text()).toContain('<form method="post" action="/fleet/login">');
+    },
+  );
 
   it.each([
     ['multipart with a body that is not multipart', 'multipart/form-data; boundary=q', 'garbage', 415],
@@ -307,7 +348,6 @@ describe('the fleet page', () => {
     // No second copy of the view as JSON: the script reads the stream's first event, never the page's
     // data (at 10,000 proxies it was 4.3 MB of an 11.9 MB page, read by nothing).
     expect(html).not.toContain('id="initial"');
-    expect(html).not.toContain('application/json');
   });
 
   it('serves the state and a detail as JSON, and 404 for an unknown proxy', async () => {
