@@ -76,15 +76,20 @@ export async function listWorkers({ api, io, args }: Ctx): Promise<void> {
     const workers: GatewayWorkerJson[] = [];
     let page: WorkerListJson;
     let token: string | null | undefined;
+    const sent = new Set<string>();
     do {
       const query = new URLSearchParams({ all: 'true', pageSize: String(ALL_PAGE_SIZE) });
-      if (token) query.set('pageToken', token);
+      if (token) {
+        query.set('pageToken', token);
+        sent.add(token);
+      }
       page = await api.call<WorkerListJson>('GET', '/v1/gateway/workers', { role: 'admin', query });
       workers.push(...page.workers);
-      // The token names the last worker read, so it advances with every page: one that does not never ends.
-      if (token && page.nextPageToken === token) {
+      // The token names the last worker read, so it advances with every page: one already sent (the same
+      // token again, or A → B → A) would never end, collecting pages.
+      if (page.nextPageToken && sent.has(page.nextPageToken)) {
         throw new BadResponseError(
-          'GET /v1/gateway/workers answered the page token it was sent as the next one',
+          'GET /v1/gateway/workers answered a page token it was already sent as the next one',
         );
       }
       token = page.nextPageToken;

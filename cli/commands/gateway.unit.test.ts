@@ -48,7 +48,22 @@ describe('gateway workers --all', () => {
     ]);
     expect({ exit, calls: urls.length, out }).toEqual({ exit: 1, calls: 2, out: '' });
     expect(err[0]).toBe(
-      'error: bad_response — GET /v1/gateway/workers answered the page token it was sent as the next one',
+      'error: bad_response — GET /v1/gateway/workers answered a page token it was already sent as the next one',
+    );
+  });
+
+  // Only a token repeated on the very next page was caught: A → B → A → B … collected pages for ever.
+  it('stops at a next page token sent before, not just the last: A, B, A → exit 1 bad_response after 3 calls', async () => {
+    const cycle = (n: number) => ({
+      epoch: 3,
+      workers: [worker(`gw-${n}`)],
+      nextPageToken: n % 2 ? 'A' : 'B',
+    });
+    const { exit, urls, err, out } = await listAll([1, 2, 3, 4, 5, 6, 7, 8].map(cycle));
+    expect({ exit, calls: urls.length, out }).toEqual({ exit: 1, calls: 3, out: '' });
+    expect(urls.map((u) => new URL(u).searchParams.get('pageToken'))).toEqual([null, 'A', 'B']);
+    expect(err[0]).toBe(
+      'error: bad_response — GET /v1/gateway/workers answered a page token it was already sent as the next one',
     );
   });
 });

@@ -166,10 +166,14 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
   // Every page, merged into the one listing the API answered before it paged (`count`: all of them).
   const res: Omit<ProxyListJson, 'nextPageToken'> = { proxies: [], count: 0 };
   let token: string | null | undefined;
+  const sent = new Set<string>();
   do {
     const paged = new URLSearchParams(query);
     paged.set('pageSize', String(pageSize));
-    if (token) paged.set('pageToken', token);
+    if (token) {
+      paged.set('pageToken', token);
+      sent.add(token);
+    }
     const page = await api
       .call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query: paged })
       .catch((err: unknown) => {
@@ -184,9 +188,10 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
       res.skipped = { count: (res.skipped?.count ?? 0) + page.skipped.count, names };
     }
     if (page.redacted) res.redacted = page.redacted;
-    // The token advances with every page (it names the last proxy read): one that does not would never end.
-    if (token && page.nextPageToken === token) {
-      throw new BadResponseError('GET /v1/proxies answered the page token it was sent as the next one');
+    // The token advances with every page (it names the last proxy read): one already sent (the same token
+    // again, or A → B → A) would never end, collecting pages.
+    if (page.nextPageToken && sent.has(page.nextPageToken)) {
+      throw new BadResponseError('GET /v1/proxies answered a page token it was already sent as the next one');
     }
     token = page.nextPageToken;
   } while (token);

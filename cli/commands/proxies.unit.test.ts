@@ -369,7 +369,18 @@ describe('proxies list: every page', () => {
       { proxies: [listed('p2')], count: 1, nextPageToken: 'T1' },
     ]);
     expect({ exit, calls: urls.length }).toEqual({ exit: 1, calls: 2 });
-    expect(err.join('\n')).toContain('the page token it was sent');
+    expect(err.join('\n')).toContain('a page token it was already sent');
+  });
+
+  // Only a token repeated on the very next page was caught: A → B → A → B … collected pages for ever.
+  it('stops at a next page token sent before, not just the last: A, B, A → exit 1 bad_response after 3 calls', async () => {
+    const cycle = (n: number) => ({ proxies: [listed(`p${n}`)], count: 1, nextPageToken: n % 2 ? 'A' : 'B' });
+    const { exit, urls, err } = await listPages([1, 2, 3, 4, 5, 6, 7, 8].map(cycle));
+    expect({ exit, calls: urls.length }).toEqual({ exit: 1, calls: 3 });
+    expect(urls.map((u) => new URL(u).searchParams.get('pageToken'))).toEqual([null, 'A', 'B']);
+    expect(err[0]).toBe(
+      'error: bad_response — GET /v1/proxies answered a page token it was already sent as the next one',
+    );
   });
 });
 
