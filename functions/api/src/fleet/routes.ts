@@ -68,10 +68,12 @@ const FORM = 'application/x-www-form-urlencoded';
 
 /**
  * Whether a browser says this request came from another site: its Sec-Fetch-Site (every current browser
- * sends it), else an Origin whose host is not ours ("null" included: a sandboxed or opaque origin). A page
- * anywhere could otherwise post to /fleet/logout and sign an admin out (Set-Cookie is honoured on a
- * cross-site top-level navigation, SameSite=Strict or not), or to /fleet/login with its own token. A
- * request with neither header is no browser's, so no forgery: curl and scripts sign in as before.
+ * sends it to a secure origin: https, localhost, loopback), else an Origin whose host is not ours ("null"
+ * included: a sandboxed or opaque origin; every POST carries one). A page anywhere could otherwise post to
+ * /fleet/logout and sign an admin out (Set-Cookie is honoured on a cross-site top-level navigation,
+ * SameSite=Strict or not), or to /fleet/login with its own token. A request with neither header is served:
+ * curl and scripts sign in as before — and so is a link followed to a plain-http page on a LAN name, which
+ * carries neither (see the ?token= sign-in below).
  * (Hono's csrf() refuses those too, and compares Origin with a URL whose scheme behind Cloud Run's front
  * end is http.)
  */
@@ -197,7 +199,10 @@ export function fleetApp(deps: FleetDeps) {
     }
     // A link on another site carrying its own token would sign the admin in as that token (login CSRF), as
     // a cross-site POST /fleet/login would: refused the same way, before the token is checked. A link opened
-    // from the terminal (`npm start` prints one) or typed is Sec-Fetch-Site: none, and served.
+    // from the terminal (`npm start` prints one) or typed is Sec-Fetch-Site: none, and served. On plain http
+    // to a name other than localhost or loopback a browser sends neither header on a link, from the terminal
+    // or from another site alike: nothing here can tell them apart, and such a link still signs in
+    // (docs/cli.md § The fleet page says so; https or localhost closes it).
     if (crossSite(c)) {
       return refuseTokenInUrl(
         c,
