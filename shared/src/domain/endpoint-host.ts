@@ -35,7 +35,8 @@ export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): strin
  * the export format of many proxy providers, quotes as `p.example.com:3128:…` (whatever the password holds,
  * an '@' included), the same with `,` `;` `|` or spaces as `p.example.com,3128,…` and so on,
  * `p.example.com alice s3cret` as `p.example.com …`, `fe80::1%eth0` as `fe80::1%…`,
- * `alice:s3cret@p.example.com` as `…@p.example.com`, `alice:s3cret` as `alice:…`, `p example.com` as
+ * `alice:s3cret@p.example.com` as `…@p.example.com` (only when that is the whole text: `u:p@h.example:1:x`
+ * as `u:…`), `alice:s3cret` as `alice:…`, `p example.com` as
  * `p …`. (`admin:1234` reads as a name and a port, and is quoted.)
  */
 export function quotableHost(host: string): string {
@@ -45,13 +46,30 @@ export function quotableHost(host: string): string {
   const zone = host.indexOf('%');
   const ip = host.slice(0, zone);
   if (zone > 0 && /^[0-9A-Fa-f:.]+$/.test(ip) && parseIp(ip)) return `${ip}%…`;
-  const at = host.lastIndexOf('@');
+  const at = userinfoEnd(host);
   const afterAt = at < 0 ? host : host.slice(at + 1);
-  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(afterAt)?.[0] ?? '';
+  const scheme = SCHEME.exec(afterAt)?.[0] ?? '';
   const rest = afterAt.slice(scheme.length);
   // A bracketed literal is one piece, whatever colons it holds; a port only when all its digits fit.
   const kept = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*)(?::\d{1,5}(?!\d))?/.exec(rest)![0];
   return `${at < 0 ? '' : '…@'}${scheme}${cutAfter(rest, kept)}`;
+}
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/**
+ * Where `[scheme]user[:password]@host[:port]` ends its user part (the last '@'), or -1 when the text is not
+ * that whole: a password holding an '@' in a provider's line (`p.example.com alice s3c@ret`,
+ * `alice:s3c@ret:p.example.com:3128`) would otherwise have its tail quoted as the host.
+ */
+function userinfoEnd(host: string): number {
+  const at = host.lastIndexOf('@');
+  if (at < 0) return -1;
+  const user = host.slice(0, at).replace(SCHEME, '');
+  const after = host.slice(at + 1).replace(SCHEME, '');
+  const oneUser = !/[,;| \t/]/.test(user) && user.split(':').length <= 2;
+  const hostAndPort = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/.test(after);
+  return oneUser && hostAndPort ? at : -1;
 }
 
 /** `kept` (a prefix of `text`), then — when more follows — the separator it starts with, if one, and '…'. */
