@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { cooldownSite } from '../../shared/src/domain/leases/cooldown.js';
 import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
 import { canonicalTarget } from '../../shared/src/domain/leases/target.js';
+import { RenewResponse } from '../../shared/src/domain/leases/wire.js';
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, oneOfEach, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
-import { UsageError } from '../errors.js';
+import { BadResponseError, UsageError } from '../errors.js';
 import { json, shellQuote, yaml } from '../output.js';
 
 interface Grant {
@@ -118,18 +119,37 @@ function leaseTtl(raw: string): number {
 /** Seconds this machine's clock may be off the API's before `renew` misreads an extension as none. */
 const RENEW_CLOCK_MARGIN_S = 30;
 
+/** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
+const MAX_ISSUES = 10;
+
+/**
+ * The renewal, checked against the schema the API publishes for it (wire.ts RenewResponse, in its
+ * /openapi.json), as fleet watch checks its state: it was only cast, so a 2xx of another shape (an API
+ * of another release, a proxy answering in its stead) printed `lease undefined renewed until undefined
+ * (TTL undefineds)` and exited 0, as if the lease had been extended.
+ */
+function readRenewal(body: unknown): RenewResponse {
+  const parsed = RenewResponse.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+  const more = issues.length > MAX_ISSUES ? [`… ${issues.length - MAX_ISSUES} more`] : [];
+  throw new BadResponseError(
+    "the API's answer to POST /v1/leases/{id}/renew is not a renewal this CLI reads (client and service versions differ?)",
+    [...issues.slice(0, MAX_ISSUES), ...more],
+  );
+}
+
 export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   const id = leaseIdArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const body: Record<string, unknown> = {};
   if (args.values.ttl !== undefined) body.ttlSeconds = leaseTtl(args.values.ttl as string);
-  const r = await api.call<{ leaseId: string; expiresAt: string; ttlSeconds: number }>(
-    'POST',
-    `/v1/leases/${encodeURIComponent(id)}/renew`,
-    { role: 'crawler', body },
-  );
-  if (output === 'json') return io.out(json(r));
-  if (output === 'yaml') return io.out(yaml(r));
+  const path = `/v1/leases/${encodeURIComponent(id)}/renew`;
+  const raw = await api.call<unknown>('POST', path, { role: 'crawler', body });
+  const r = readRenewal(raw);
+  // As the API sent it, once it was found to fit: fields of a newer API are kept, not stripped.
+  if (output === 'json') return io.out(json(raw));
+  if (output === 'yaml') return io.out(yaml(raw));
   // A renewal never shortens a lease (docs/leases.md): with a --ttl shorter than what is left, the expiry
   // stands and only the TTL of later renewals changes — say so rather than print a TTL beside a far time.
   // Only with a --ttl (without one a renewal always extends), and with a margin for this machine's clock.

@@ -72,6 +72,38 @@ describe('leases renew: what it says', () => {
   });
 });
 
+// A 2xx of another shape was only cast: `lease undefined renewed until undefined (TTL undefineds)`,
+// exit 0, as if the lease had been extended. It is now checked against the API's RenewResponse schema.
+describe('leases renew: an answer that is not a renewal', () => {
+  it.each([
+    ['{}', {}, ['leaseId: ', 'expiresAt: ', 'ttlSeconds: ']],
+    [
+      'a TTL that is no number',
+      { leaseId: 'l1', expiresAt: '2026-02-01T12:10:00.000Z', ttlSeconds: '600' },
+      ['ttlSeconds: '],
+    ],
+  ])(
+    '%s: error bad_response with what does not fit, exit 1, nothing printed',
+    async (_what, answer, issues) => {
+      for (const o of ['table', 'json']) {
+        const r = await cli(['renew', 'l1', '-o', o], answer);
+        expect({ code: r.code, out: r.out }).toEqual({ code: 1, out: [] });
+        expect(r.err[0]).toMatch(
+          /^error: bad_response — the API's answer to POST \/v1\/leases\/\{id\}\/renew is not a renewal/,
+        );
+        expect(r.err.slice(1).map((l) => l.trim().replace(/ .*/, ' '))).toEqual(issues);
+      }
+    },
+  );
+
+  it('-o json prints the renewal as the API sent it, fields of a newer API kept', async () => {
+    const answer = { leaseId: 'l1', expiresAt: '2026-02-01T12:10:00.000Z', ttlSeconds: 600, extra: 1 };
+    const r = await cli(['renew', 'l1', '-o', 'json'], answer);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out.join('\n'))).toEqual(answer);
+  });
+});
+
 describe('leases report: what it says', () => {
   it('names the site as the API keeps it: the host, whatever the port', async () => {
     const r = await cli(['report', 'l1', 'banned', '--target', 'Example.COM:0443']);
