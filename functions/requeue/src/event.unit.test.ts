@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
@@ -113,5 +113,29 @@ describe('onRequeueEvent', () => {
     expect(errors).toEqual([
       expect.objectContaining({ event: 'job.tick_failed', job: 'requeue-sweep', error: 'clock broke' }),
     ]);
+  });
+  it('waits for the run’s record only until shortly before the function’s timeout (deps.timeoutMs)', async () => {
+    const { deps, log } = await setup(new Date(t0.getTime() + 5_000));
+    deps.runs = { ...deps.runs, finish: () => new Promise(() => {}) }; // Firestore never answers
+    deps.timeoutMs = 120_000;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let done = false;
+      const handled = onRequeueEvent(
+        deps,
+        tickEvent({ data: tickData, messageId: '42', publishTime: published }),
+      ).then(() => {
+        done = true;
+      });
+      // Delivered at +5 s, swept to its window's end (+59 s on the sweep's clock): its record is given up
+      // 2 s before +5 s + 120 s, 64 s on.
+      await vi.advanceTimersByTimeAsync(63_000);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_100);
+      await handled;
+      expect(log.lines.filter((l) => l.message === 'requeue sweep not recorded')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
