@@ -108,6 +108,8 @@ export class ApiClient {
     const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
     let retriedAfter503 = false;
     let freshToken = false;
+    /** The one short wait on a 503/429 is spent (not the first attempt's alone: a fresh token's, too). */
+    let waited = false;
     let lostAnswers = 0;
     const lostAgain = async () => {
       if (!idempotent || lostAnswers >= LOST_ANSWER_RETRIES) return false;
@@ -115,7 +117,7 @@ export class ApiClient {
       await pause(LOST_ANSWER_WAIT_MS, signal);
       return true;
     };
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       let res: Response;
       let text: string;
       try {
@@ -178,12 +180,13 @@ export class ApiClient {
       const wait = retryAfterMs(res.headers.get('retry-after'), Date.now());
       if (
         (res.status === 503 || res.status === 429) &&
-        attempt === 0 &&
+        !waited &&
         wait !== undefined &&
         wait <= MAX_RETRY_WAIT_MS
       ) {
         // A 429 changed nothing; a 503 may follow a write that landed all the same.
         retriedAfter503 = res.status === 503;
+        waited = true;
         await pause(wait, signal);
         continue;
       }

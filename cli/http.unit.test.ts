@@ -383,6 +383,28 @@ describe('a 401 and where the token came from', () => {
     expect(sent).toEqual(['Bearer gcloud-a', 'Bearer gcloud-b']);
     expect(gcloudCalls()).toBe(2);
   });
+
+  it('a gcloud token refreshed, then a short 503: waited out once like any first answer', async () => {
+    const answers = [401, 503, 200];
+    const sent: string[] = [];
+    const fetch = (async (_url: string, init?: RequestInit) => {
+      sent.push((init?.headers as Record<string, string> | undefined)?.authorization ?? '');
+      const status = answers.shift()!;
+      if (status === 200) return Response.json({ items: [] });
+      return Response.json(
+        { error: status === 401 ? 'unauthenticated' : 'unavailable', message: 'x' },
+        { status, headers: status === 503 ? { 'retry-after': '0' } : {} },
+      );
+    }) as unknown as typeof globalThis.fetch;
+    const minted = ['gcloud-a', 'gcloud-b'];
+    const api = new ApiClient({
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      tokens: { env: {}, localState: () => null, gcloudToken: () => minted.shift() ?? null },
+    });
+    await expect(api.call('GET', '/v1/proxies', { role: 'admin' })).resolves.toEqual({ items: [] });
+    expect(sent).toEqual(['Bearer gcloud-a', 'Bearer gcloud-b', 'Bearer gcloud-b']);
+  });
 });
 
 // Node's fetch refuses the ports the Fetch standard blocks (6000, 10080, …: "bad port") without sending
