@@ -230,10 +230,17 @@ describe('a crawler token on an admin-only route', () => {
       'That token is refused: this is a crawler token; this route takes an admin credential.',
     );
     expect(page).toContain('<form method="post" action="/fleet/login">');
-    const query = await app.request(`/fleet?token=${CRAWLER}`);
+    // A browser (Accept: text/html) gets the form; a JSON client the error body.
+    const query = await app.request(`/fleet?token=${CRAWLER}`, { headers: { accept: 'text/html' } });
     expect(query.status).toBe(403);
     expect(query.headers.get('set-cookie')).toBeNull();
-    expect(await query.text()).toContain('this is a crawler token');
+    const queryPage = await query.text();
+    expect(queryPage).toContain('this is a crawler token');
+    expect(queryPage).toContain('<form method="post" action="/fleet/login">');
+    const queryJson = await app.request(`/fleet?token=${CRAWLER}`);
+    expect(queryJson.status).toBe(403);
+    expect(queryJson.headers.get('set-cookie')).toBeNull();
+    expect(await queryJson.json()).toMatchObject({ error: 'forbidden' });
     // An unknown token typed in is still just "not accepted".
     const unknown = await app.request('/fleet/login', {
       method: 'POST',
