@@ -75,6 +75,13 @@ const listen = (server: Server) =>
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
   );
 
+/**
+ * The fleet's probe timeout: no test here relies on a probe timing out (a dead proxy refuses at once), and
+ * 2 s was missed by concurrent probes on a loaded two-core machine — each miss a failure written, a
+ * verdict late (health-steady-fleet saw 34 of 50 without their first verdicts).
+ */
+const PROBE_TIMEOUT_SECONDS = 20;
+
 export async function startProbeFleet(
   projectId: string,
   opts: {
@@ -228,7 +235,7 @@ export async function startProbeFleet(
         healthCheck: {
           url: target.url,
           intervalSeconds: 1,
-          timeoutSeconds: 2,
+          timeoutSeconds: PROBE_TIMEOUT_SECONDS,
           successThreshold: 2,
           failureThreshold: 2,
         },
@@ -250,7 +257,7 @@ export async function startProbeFleet(
         healthCheck: {
           url: target.url,
           intervalSeconds: 1,
-          timeoutSeconds: 2,
+          timeoutSeconds: PROBE_TIMEOUT_SECONDS,
           successThreshold: 2,
           failureThreshold: 2,
         },
