@@ -9,10 +9,21 @@ import { pollUntil } from '../support/poll.js';
 
 const fixture = upstreamFixture();
 
+// A request is seen waiting for its look-up within SEEN_MS, before a LOOKUP_MS look-up ends (the drain
+// test then finds at least LOOKUP_MS - SEEN_MS of it left); the stale test sees the worker go stale within
+// STALE_SEEN_MS, before its STALE_LOOKUP_MS look-up ends. In process, so every wait shares one event loop
+// with the gateway: the windows are three times what they were (1.5 s / 1.4 s, 2.6 s / 2.4 s), the order
+// and each margin's direction kept, so a loaded machine has more time to take each step before the
+// look-up it races. The drain timeout outlasts the longest look-up, which the drain waits for.
+const LOOKUP_MS = 4_500;
+const SEEN_MS = 4_200;
+const STALE_LOOKUP_MS = 7_800;
+const STALE_SEEN_MS = 7_200;
+
 const config = (env: Record<string, string> = {}) =>
   fixture.config({
     GATEWAY_SSRF_ALLOW: `slow.test:${fixture.targets.httpPort}`,
-    GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+    GATEWAY_DRAIN_TIMEOUT_MS: '15000',
     ...env,
   });
 
@@ -54,7 +65,7 @@ async function sendAndAwaitLookup(gw: { proxyPort: number | null; worker: { chec
   await pollUntil(
     async () => gw.worker.checking,
     (n) => n === 1,
-    1_400,
+    SEEN_MS,
     'the request waiting for its look-up',
   );
   return req;
@@ -62,7 +73,7 @@ async function sendAndAwaitLookup(gw: { proxyPort: number | null; worker: { chec
 
 describe('requests waiting for the SSRF look-up', () => {
   it('are drained by a shutdown, not reset: the drain waits for the look-up and serves them', async () => {
-    const gw = await gatewayWithSlowLookups(1_500);
+    const gw = await gatewayWithSlowLookups(LOOKUP_MS);
     // The head is in and parsed (admitted), the look-up is pending.
     const req = await sendAndAwaitLookup(gw);
     const t0 = Date.now();
@@ -89,12 +100,12 @@ describe('requests waiting for the SSRF look-up', () => {
   // A shutdown drains the requests admitted before it, but a snapshot gone stale meanwhile stays stale: the
   // shutdown's phase replaced "stale", and a look-up coming back then picked from the stale snapshot.
   it('never pick from a stale snapshot when a shutdown began after it went stale: 503 snapshot_stale', async () => {
-    const gw = await gatewayWithSlowLookups(2_600, { GATEWAY_MAX_STALE_AGE_SECONDS: '1' });
+    const gw = await gatewayWithSlowLookups(STALE_LOOKUP_MS, { GATEWAY_MAX_STALE_AGE_SECONDS: '1' });
     const req = await sendAndAwaitLookup(gw);
     await pollUntil(
       async () => gw.worker.phase(),
       (p) => p === 'stale',
-      2_400,
+      STALE_SEEN_MS,
       'the worker going stale',
     );
     await gw.shutdown();
@@ -120,7 +131,7 @@ describe('requests waiting for the SSRF look-up', () => {
     const gw = await startGateway(config(), {
       log,
       version: 't',
-      resolve: slowResolve(1_500),
+      resolve: slowResolve(LOOKUP_MS),
       source,
       resolver: credentials,
     });

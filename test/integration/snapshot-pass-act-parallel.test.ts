@@ -1,7 +1,7 @@
 // After an epoch bump every live worker has a snapshot to store and publish. The pass runs those steps
 // several at a time (pass.ts ACT_CONCURRENCY), not one after another: one at a time, a hundred workers
 // waited out a hundred steps' round trips before the last heard of the change. Real Firestore adapters on
-// the emulator; the publisher holds each publish until every worker's is in flight (or 5 s pass).
+// the emulator; the publisher holds each publish until every worker's is in flight (or WINDOW_MS pass).
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
@@ -20,6 +20,12 @@ afterAll(() => db.terminate());
 
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
+/**
+ * How long a publish waits for the others to be in flight too. Its size is not what the test asserts, only
+ * room for three workers' store steps on a loaded emulator (5 s was tight). One at a time, each publish
+ * waits it out alone: the test's 90 s timeout leaves room for all three waits, so that fails as `most` 1.
+ */
+const WINDOW_MS = 20_000;
 
 beforeEach(async () => {
   await clearProject(projectId);
@@ -47,8 +53,8 @@ describe('the act step of a snapshot pass', () => {
         inFlight++;
         most = Math.max(most, inFlight);
         if (inFlight === fleet.length) allIn();
-        // Bounded: one at a time, each publish waits the 5 s out alone and `most` stays 1.
-        await Promise.race([everyoneIn, new Promise((r) => setTimeout(r, 5_000))]);
+        // Bounded: one at a time, each publish waits the window out alone and `most` stays 1.
+        await Promise.race([everyoneIn, new Promise((r) => setTimeout(r, WINDOW_MS))]);
         inFlight--;
         return publish(m);
       },
@@ -65,5 +71,5 @@ describe('the act step of a snapshot pass', () => {
     );
     const owned = published.flatMap((m) => (m.kind === 'full' ? m.proxies.map((p) => p.name) : []));
     expect(owned.sort()).toEqual(Array.from({ length: 6 }, (_, i) => `pp-${i}`).sort());
-  }, 30_000);
+  }, 90_000);
 });
