@@ -84,6 +84,9 @@ const ROLE_VARS: Record<Role, string[]> = {
   discovery: ['PROXYPLANE_TOKEN', 'PROXYPLANE_ADMIN_TOKEN', 'PROXYPLANE_CRAWLER_TOKEN'],
 };
 
+/** resolveToken's source for a token `gcloud auth print-identity-token` printed (http.ts refreshes those). */
+export const GCLOUD_SOURCE = 'gcloud auth print-identity-token';
+
 export function resolveToken(role: Role, apiUrl: string, src: TokenSources): ResolvedToken {
   for (const name of ROLE_VARS[role]) {
     const v = src.env[name]?.trim();
@@ -97,7 +100,7 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
     }
   }
   const gcloud = src.gcloudToken();
-  if (gcloud) return { token: gcloud, source: 'gcloud auth print-identity-token' };
+  if (gcloud) return { token: gcloud, source: GCLOUD_SOURCE };
   return { token: null, source: 'none' };
 }
 

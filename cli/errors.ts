@@ -1,5 +1,6 @@
 // The CLI's failures, by exit code: 2 for a usage or local-input mistake (nothing was sent), 1 for an
 // answer of the API that is not a success (or no answer at all). Each carries the stable code it prints.
+import type { z } from 'zod';
 
 export class UsageError extends Error {
   readonly kind = 'usage';
@@ -40,6 +41,25 @@ export class StaleFileError extends DetailedError {
 export class BadResponseError extends DetailedError {
   readonly kind = 'bad_response';
   readonly exitCode = 1;
+}
+
+/** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
+const MAX_ISSUES = 10;
+
+/**
+ * `body` checked against the schema the API publishes for it (it was only cast: a 2xx of another shape —
+ * an API of another release, a proxy or page answering in its stead — printed `undefined` and exited 0):
+ * the parsed answer, or BadResponseError saying it is not `what` this CLI reads, with its issues.
+ */
+export function readAnswer<S extends z.ZodTypeAny>(schema: S, body: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+  const more = issues.length > MAX_ISSUES ? [`… ${issues.length - MAX_ISSUES} more`] : [];
+  throw new BadResponseError(`the API's answer to ${what} (client and service versions differ?)`, [
+    ...issues.slice(0, MAX_ISSUES),
+    ...more,
+  ]);
 }
 
 /** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */

@@ -12,16 +12,13 @@ import {
   LOST_ANSWER_WAIT_MS,
   retryAfterMs,
 } from '../shared/src/domain/retry-after.js';
-import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
+import { GCLOUD_SOURCE, type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
 import { ApiCallError, BadResponseError, InputError, UnreachableError } from './errors.js';
 
 // RFC 9110 field values may hold spaces, but a bearer token never does (RFC 6750 §2.1 b64token is visible
 // ASCII). Checked before fetch: fetch's refusal of a bad header quotes the whole value, token included.
 
 const MAX_RETRY_WAIT_MS = 5000;
-
-/** config.ts resolveToken's source for a token `gcloud auth print-identity-token` printed. */
-const GCLOUD_SOURCE = 'gcloud auth print-identity-token';
 
 /**
  * How long the CLI waits for an answer. The API's slowest answers stay under it — a job run's two Cloud

@@ -9,7 +9,7 @@ import {
 } from '../../functions/api/src/fleet/fleet-schemas.js';
 import { none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
-import { ApiCallError, BadResponseError, UnreachableError } from '../errors.js';
+import { ApiCallError, readAnswer, UnreachableError } from '../errors.js';
 import { describeFailure } from '../hints.js';
 import { age, attrs, ms, table, visible } from '../output.js';
 
@@ -166,8 +166,6 @@ function mostRowsThatFit(most: number, fits: (n: number) => boolean): number {
   return lo;
 }
 
-/** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
-const MAX_ISSUES = 10;
 const STATE = '/fleet/api/state';
 
 /**
@@ -178,14 +176,7 @@ const STATE = '/fleet/api/state';
  * through (FleetView above).
  */
 export function readFleetView(body: unknown): FleetView {
-  const parsed = FleetView.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
-  const more = issues.length > MAX_ISSUES ? [`… ${issues.length - MAX_ISSUES} more`] : [];
-  throw new BadResponseError(
-    `the API's answer to GET ${STATE} is not the fleet state this CLI reads (client and service versions differ?)`,
-    [...issues.slice(0, MAX_ISSUES), ...more],
-  );
+  return readAnswer(FleetView, body, `GET ${STATE} is not the fleet state this CLI reads`);
 }
 
 /**

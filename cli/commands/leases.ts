@@ -10,7 +10,7 @@ import { RenewResponse } from '../../shared/src/domain/leases/wire.js';
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, oneOfEach, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
-import { BadResponseError, UsageError } from '../errors.js';
+import { readAnswer, UsageError } from '../errors.js';
 import { json, shellQuote, yaml } from '../output.js';
 
 interface Grant {
@@ -119,25 +119,12 @@ function leaseTtl(raw: string): number {
 /** Seconds this machine's clock may be off the API's before `renew` misreads an extension as none. */
 const RENEW_CLOCK_MARGIN_S = 30;
 
-/** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
-const MAX_ISSUES = 10;
-
 /**
  * The renewal, checked against the schema the API publishes for it (wire.ts RenewResponse, in its
- * /openapi.json), as fleet watch checks its state: it was only cast, so a 2xx of another shape (an API
- * of another release, a proxy answering in its stead) printed `lease undefined renewed until undefined
- * (TTL undefineds)` and exited 0, as if the lease had been extended.
+ * /openapi.json), as fleet watch checks its state.
  */
-function readRenewal(body: unknown): RenewResponse {
-  const parsed = RenewResponse.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
-  const more = issues.length > MAX_ISSUES ? [`… ${issues.length - MAX_ISSUES} more`] : [];
-  throw new BadResponseError(
-    "the API's answer to POST /v1/leases/{id}/renew is not a renewal this CLI reads (client and service versions differ?)",
-    [...issues.slice(0, MAX_ISSUES), ...more],
-  );
-}
+const readRenewal = (body: unknown): RenewResponse =>
+  readAnswer(RenewResponse, body, 'POST /v1/leases/{id}/renew is not a renewal this CLI reads');
 
 export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   const id = leaseIdArg(args.positionals);

@@ -30,7 +30,7 @@ const log = jsonLogger(
 const period = tickPeriodMs(config);
 const project = config.GOOGLE_CLOUD_PROJECT;
 const db = new Firestore({ projectId: project });
-// The deployed timeout, from the table Terraform deploys it from (terraform/modules/tables): the run's
+// The deployed timeout, from the table Terraform deploys it from (shared/topology/functions.json): the run's
 // record is waited for only until shortly before it.
 const timeoutMs = (loadFunctionTable().functions.requeue?.timeoutSeconds ?? 120) * 1000;
 
