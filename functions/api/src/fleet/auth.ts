@@ -15,6 +15,7 @@ import {
   type Principal,
 } from '../auth/authenticator.js';
 import { AUTH_UNAVAILABLE_RETRY_SECONDS, INSUFFICIENT_SCOPE } from '../auth/middleware.js';
+import type { ErrorCode } from '../errors.js';
 import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { loginPage } from './page.js';
 
@@ -23,9 +24,10 @@ export const COOKIE = 'proxyplane_fleet';
 const COOKIE_MAX_AGE_S = 8 * 3600;
 
 export type FleetEnv = { Variables: { principal: Principal } };
+type Refused = Extract<AuthOutcome, { ok: false }>;
 
 /** Whether the caller reads HTML (a browser): the fleet's refusals answer it the login form, anyone else JSON. */
-export const wantsHtml = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
+const wantsHtml = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
 const isHttps = (c: Context) =>
   new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
 
@@ -41,52 +43,70 @@ export function rememberToken(c: Context, token: string): void {
 
 export const forgetToken = (c: Context) => deleteCookie(c, COOKIE, { path: '/fleet' });
 
-function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: string) {
-  // 503: the credential could not be checked now — the admin guard's Retry-After, which clients (the CLI's
-  // `fleet watch`) wait for and retry, where a 503 without one is an error to them.
+/** How a refusal was reached: a token offered to sign in (the form's post, a `?token=` link), or neither. */
+export type SignIn = 'form' | 'link';
+
+/**
+ * A refusal of the fleet page, and the one place that chooses how it is answered: the login form showing
+ * why (`shown`, else the message) to a browser (Accept: text/html) and to the form's own post whatever
+ * its Accept, the API's error body to anyone else (`fleet watch`, a script). A refused credential's
+ * `challenge` is its WWW-Authenticate, on the JSON and on the page's own form — not on a sign-in's form,
+ * which answers the token typed or linked. A 503 (the credential could not be checked now) carries the
+ * admin guard's Retry-After, which clients (the CLI's `fleet watch`) wait for and retry, where a 503
+ * without one is an error to them. Never a cookie.
+ */
+export function refuse(
+  c: Context,
+  status: 400 | 401 | 403 | 503,
+  code: ErrorCode,
+  message: string,
+  { shown, challenge, signIn }: { shown?: string; challenge?: string; signIn?: SignIn } = {},
+) {
   if (status === 503) c.header('Retry-After', String(AUTH_UNAVAILABLE_RETRY_SECONDS));
-  if (wantsHtml(c)) return c.html(loginPage(reason), status);
-  return c.json({ error: code, message: reason }, status);
+  const html = signIn === 'form' || wantsHtml(c);
+  if (challenge !== undefined && !(html && signIn)) c.header('WWW-Authenticate', challenge);
+  if (html) return c.html(loginPage(shown ?? message), status);
+  return c.json({ error: code, message }, status);
 }
 
 /**
- * The login form again, saying why the token typed into it (or given as `?token=`) was refused: a valid
- * credential that may not see the page (a crawler token, a Google identity not on the list) is 403 with
- * the reason, one that cannot be checked now 503, anything else 401 without detail.
+ * A refused credential by its outcome, answered by refuse(): a valid credential that may not see the
+ * page (a crawler token, a Google identity not on the list) is 403 with the reason, one that cannot be
+ * checked now 503, anything else 401 with `unknown` as its message. A token offered to sign in
+ * (`signIn`) has the form say it of "that token" (the 401's without detail).
  */
-export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
-  noteAuthFailure(c, outcome.code, 'other'); // the form's token or ?token=, not an Authorization bearer
-  if (outcome.code === 'forbidden')
-    return c.html(loginPage(`That token is refused: ${outcome.reason}.`), 403);
-  if (outcome.code === 'unavailable') {
-    return c.html(loginPage('That token cannot be checked right now: try again shortly.'), 503, {
-      'Retry-After': String(AUTH_UNAVAILABLE_RETRY_SECONDS),
+function refuseOutcome(c: Context, outcome: Refused, unknown: string, signIn?: SignIn) {
+  const says = (words: string) => (signIn ? { shown: words, signIn } : {});
+  if (outcome.code === 'forbidden') {
+    return refuse(c, 403, 'forbidden', outcome.reason, {
+      challenge: INSUFFICIENT_SCOPE,
+      ...says(`That token is refused: ${outcome.reason}.`),
     });
   }
-  return c.html(loginPage('That token was not accepted.'), 401);
+  if (outcome.code === 'unavailable') {
+    return refuse(
+      c,
+      503,
+      'unavailable',
+      outcome.reason,
+      says('That token cannot be checked right now: try again shortly.'),
+    );
+  }
+  return refuse(c, 401, 'unauthenticated', unknown, {
+    challenge: 'Bearer realm="proxyplane"',
+    ...says('That token was not accepted.'),
+  });
 }
 
 /**
- * A checked `?token=` refused: the login form to a browser (refuseLogin), and to anyone else (`fleet
- * watch`, a script) what the page's auth answers the same token sent as a Bearer header — the JSON error
- * with its code, WWW-Authenticate and a 503's Retry-After — where the form answered every caller in HTML.
- * Never a cookie.
+ * A token offered to sign in (typed into the form, or given as `?token=`) refused: counted against the
+ * caller's address as not an Authorization bearer, and answered by refuseOutcome() — the login form again
+ * saying why to a browser and to the form's post, to a JSON client following a link what the page's
+ * auth answers the same token sent as a Bearer header.
  */
-export function refuseTokenInUrlChecked(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
-  if (wantsHtml(c)) return refuseLogin(c, outcome);
+export function refuseLogin(c: Context, outcome: Refused, via: SignIn) {
   noteAuthFailure(c, outcome.code, 'other');
-  return refuseOutcome(c, outcome, 'that token was not accepted');
-}
-
-/** A refused credential by its outcome, answered by Accept (refuse()); `unknown` is the 401's message. */
-function refuseOutcome(c: Context, outcome: Extract<AuthOutcome, { ok: false }>, unknown: string) {
-  if (outcome.code === 'forbidden') {
-    c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
-    return refuse(c, 403, 'forbidden', outcome.reason);
-  }
-  if (outcome.code === 'unavailable') return refuse(c, 503, 'unavailable', outcome.reason);
-  c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
-  return refuse(c, 401, 'unauthenticated', unknown);
+  return refuseOutcome(c, outcome, 'that token was not accepted', via);
 }
 
 export const fleetAuth = (authenticator: Authenticator) =>

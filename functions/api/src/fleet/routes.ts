@@ -15,15 +15,7 @@ import { refusalHeldBack } from '../middleware/auth-failure-limit.js';
 import { limitBody } from '../middleware/body-limit.js';
 import { noBody } from '../middleware/no-body.js';
 import { validationHook } from '../validation/hook.js';
-import {
-  type FleetEnv,
-  fleetAuth,
-  forgetToken,
-  refuseLogin,
-  refuseTokenInUrlChecked,
-  rememberToken,
-  wantsHtml,
-} from './auth.js';
+import { type FleetEnv, fleetAuth, forgetToken, refuse, refuseLogin, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
@@ -46,7 +38,8 @@ export interface FleetDeps {
   maxStreams?: number;
   /**
    * Whether `?token=` signs in (default true). False on Cloud Run: its request log keeps the whole URL, so
-   * an admin token in the address would be kept in Cloud Logging; the page refuses it and shows the form.
+   * an admin token in the address would be kept in Cloud Logging; the page refuses it unchecked (400): the
+   * login form to a browser, the API's error body to a JSON client (`fleet watch`, a script).
    */
   tokenInUrl?: boolean;
   /** The app's per-caller rate limit (middleware/caller-rate-limit.ts), run after the page's auth. */
@@ -95,13 +88,18 @@ const refuseCrossSite: MiddlewareHandler = async (c, next) => {
 };
 
 /**
- * A `?token=` refused unchecked: the login form saying why to a browser (Accept: text/html, the test the
- * page's auth answers by), the API's error body to anyone else (`fleet watch`, a script) — never a cookie.
+ * A `?token=` refused unchecked, answered by refuse(): the login form saying why to a browser, the API's
+ * error body to anyone else (`fleet watch`, a script) — never a cookie.
  */
-function refuseTokenInUrl(c: Context, status: 400 | 403, code: 'invalid_request' | 'forbidden', why: string) {
-  if (wantsHtml(c)) return c.html(loginPage(`${why} Sign in with the form below.`), status);
-  throw new ApiError(status, code, `${why} Sign in with the form at /fleet/login.`);
-}
+const refuseTokenInUrl = (
+  c: Context,
+  status: 400 | 403,
+  code: 'invalid_request' | 'forbidden',
+  why: string,
+) =>
+  refuse(c, status, code, `${why} Sign in with the form at /fleet/login.`, {
+    shown: `${why} Sign in with the form below.`,
+  });
 
 export function fleetApp(deps: FleetDeps) {
   const app = new OpenAPIHono<FleetEnv>({ defaultHook: validationHook });
@@ -176,7 +174,7 @@ export function fleetApp(deps: FleetDeps) {
     if (held) return held;
     const token = new URLSearchParams(await c.req.text()).get('token')?.trim() ?? '';
     const outcome = await deps.auth.authenticate(token || undefined);
-    if (!outcome.ok) return refuseLogin(c, outcome);
+    if (!outcome.ok) return refuseLogin(c, outcome, 'form');
     rememberToken(c, token);
     return c.redirect('/fleet', 303);
   });
@@ -214,7 +212,7 @@ export function fleetApp(deps: FleetDeps) {
     const held = refusalHeldBack(c);
     if (held) return held;
     const outcome = await deps.auth.authenticate(token);
-    if (!outcome.ok) return refuseTokenInUrlChecked(c, outcome);
+    if (!outcome.ok) return refuseLogin(c, outcome, 'link');
     rememberToken(c, token);
     // The path as sent, still percent-encoded: Hono's c.req.path is decoded, and a decoded %0D%0A is a line
     // break a Location header cannot hold (the redirect threw: 500).
