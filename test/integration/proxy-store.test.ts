@@ -207,8 +207,23 @@ describe('FirestoreProxyStore live set (the GC must never see a partial one)', (
 
   it('keeps a document that fails the model in the live set, by its uid alone', async () => {
     await db.doc('proxies/odd').set({ name: 'odd', uid: 'uid-of-odd', spec: { mode: 'sideways' } });
-    expect(await store.liveUids()).toContain('uid-of-odd');
+    expect((await store.liveUids()).uids).toContain('uid-of-odd');
     await db.doc('proxies/odd').delete();
+  });
+
+  // The GC weighs orphans against the managed proxies whose VM its listing did not see: an external proxy
+  // has none, and a mode that cannot be read counts as managed (it may have one).
+  it('tells managed proxies from external ones by the raw mode, an unreadable mode counted managed', async () => {
+    await db.doc('proxies/ext').set({ name: 'ext', uid: 'uid-of-ext', spec: { mode: 'external' } });
+    await db.doc('proxies/mng').set({ name: 'mng', uid: 'uid-of-mng', spec: { mode: 'managed' } });
+    await db.doc('proxies/odd').set({ name: 'odd', uid: 'uid-of-odd', spec: { mode: 'sideways' } });
+    await db.doc('proxies/nospec').set({ name: 'nospec', uid: 'uid-of-nospec' });
+    const live = await store.liveUids();
+    for (const uid of ['uid-of-ext', 'uid-of-mng', 'uid-of-odd', 'uid-of-nospec'])
+      expect(live.uids).toContain(uid);
+    expect(live.managed).not.toContain('uid-of-ext');
+    for (const uid of ['uid-of-mng', 'uid-of-odd', 'uid-of-nospec']) expect(live.managed).toContain(uid);
+    for (const name of ['ext', 'mng', 'odd', 'nospec']) await db.doc(`proxies/${name}`).delete();
   });
 
   it('fails the live set rather than leave out a document without a uid', async () => {

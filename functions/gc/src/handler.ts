@@ -13,7 +13,7 @@ import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProviderRegistry } from '../../../shared/src/ports/provider.js';
-import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import type { LiveUids, ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import { deleteOrphans, listProvider, orphanFields } from './sweep.js';
 
 /** The job name of the Scheduler table (shared/topology/schedules.json) and of the jobRuns document. */
@@ -142,7 +142,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
 
   // Ages are measured against the moment the live set was read (classifyInstances explains why).
   const now = clock.now();
-  let live: Set<string>;
+  let live: LiveUids;
   try {
     live = await withinListBudget(deps.proxies.liveUids());
   } catch (err) {
@@ -174,14 +174,14 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     listings.push(
       await listProvider(
         deps.providers.get(name)!,
-        live,
+        live.uids,
         { now, minAgeMs: deps.minAgeMs, stopListing: listOutOfTime },
         log,
       ),
     );
   // Every provider's orphans are counted before any is deleted: past the bounds, none is. What the listing
   // missed is the domain's to weigh against the live set: live instances there were not counted, but only
-  // live proxies whose instance it did not see can have one there (sweepRefusal).
+  // managed live proxies whose instance it did not see can have one there (sweepRefusal).
   const unseen = listings.flatMap(({ provider, result: r }) =>
     r.listed ? r.unreachable.map((zone) => `${provider.name} zone ${zone}`) : [`provider ${provider.name}`],
   );
@@ -198,7 +198,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     for (const l of listings) l.result.deferred = l.verdicts.filter((v) => v.delete).length;
     const fields = {
       reason: hold.reason,
-      liveProxies: live.size,
+      liveProxies: live.uids.size,
       orphans: orphans.length,
       first: orphans.slice(0, 20),
     };
@@ -239,7 +239,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
   const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} orphan(s) failed (delete or lookup), ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
   const error = hold ? `${hold.kind}: ${hold.reason}; ${detail}` : failed ? detail : null;
-  log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
+  log.info('gc sweep finished', { liveProxies: live.uids.size, providers: names, ...counts });
   // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider
   // that keeps refusing its listing or its deletes pages through failing_jobs), and so does a refused
   // sweep: every sweep after it refuses too, until someone looks. A deferred one fails through the zones or

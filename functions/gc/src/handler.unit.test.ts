@@ -15,7 +15,7 @@ import {
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
-import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { uidFor as U } from '../../../shared/src/testing/uid-for.js';
 import {
   GC_LIST_BUDGET_MS,
@@ -728,7 +728,7 @@ describe('handleGcTick (seed §8)', () => {
         severity: 'WARNING',
         unseen: ['gce zone europe-west1-b'],
         reason: expect.stringContaining(
-          'of 3 live proxies (3 with no instance seen), but the listing missed gce zone europe-west1-b',
+          'of 3 live proxies (3 managed with no instance seen), but the listing missed gce zone europe-west1-b',
         ),
         orphans: 2,
       }),
@@ -742,7 +742,7 @@ describe('handleGcTick (seed §8)', () => {
     gce.unreachable = [];
     (deps.clock as ManualClock).advance(10 * 60_000);
     const live = await store.liveUids();
-    gce.instances.push(...[...live].map((uid, i) => vm(`live-${i}`, uid, minutesAgo(60))));
+    gce.instances.push(...[...live.uids].map((uid, i) => vm(`live-${i}`, uid, minutesAgo(60))));
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 2, instancesDeferred: 0 } });
     expect(gce.deleted).toEqual([pid('o1'), pid('o2')]);
   });
@@ -777,6 +777,36 @@ describe('handleGcTick (seed §8)', () => {
     ]);
   });
 
+  // Five external proxies (never a VM) and the three managed ones' documents deleted by hand (or a restored
+  // database without them), while a zone of the project does not answer. Counted as proxies whose VM the
+  // listing may have missed, the external ones deferred the sweep: "fix the zone", not "the live set".
+  it('refuses, not defers, when the only live proxies with no VM seen are external ones', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('m1', 'managed-1', minutesAgo(60)),
+      vm('m2', 'managed-2', minutesAgo(60)),
+      vm('m3', 'managed-3', minutesAgo(60)),
+    ]);
+    gce.unreachable = ['asia-south2-c'];
+    const { deps, log, store } = await setup([gce]);
+    for (const name of ['live', 'deleting'])
+      await store.deleteDocument(name, (await store.get(name))!.version);
+    for (let i = 1; i <= 5; i++) await store.create(aProxy({ name: `ext-${i}`, spec: externalSpec() }));
+    expect(await handleGcTick(deps)).toMatchObject({
+      counts: { instancesDeleted: 0, instancesDeferred: 3, zonesUnreachable: 1 },
+    });
+    expect(gce.deleted).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        reason: expect.stringMatching(
+          /^3 orphans against 0 instances of live proxies seen, of 5 live proxies \(0 managed with no instance seen\): the live set may be wrong/,
+        ),
+        liveProxies: 5,
+      }),
+    ]);
+  });
+
   // The function reading an empty (or restored) database, while some zone of the project — one the fleet
   // never uses: the aggregated listing covers them all — does not answer. Deferred, it said "fix the zone"
   // for as long as the zone was down; the zone cannot hold the instance of a live proxy the database lacks.
@@ -789,7 +819,7 @@ describe('handleGcTick (seed §8)', () => {
     ]);
     gce.unreachable = ['asia-south2-c'];
     const { deps, log, jobs, store } = await setup([gce]);
-    store.liveUids = async () => new Set();
+    store.liveUids = async () => ({ uids: new Set(), managed: new Set() });
     expect(await handleGcTick(deps)).toMatchObject({
       counts: { instancesDeleted: 0, instancesDeferred: 4, zonesUnreachable: 1 },
     });

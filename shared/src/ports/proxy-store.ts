@@ -96,9 +96,11 @@ export interface ProxyStore {
   /**
    * The uid of EVERY document, those being deleted included: the orphan GC's live set (seed §8). Unlike
    * list(), nothing is skipped: a document whose uid cannot be read fails the call (StoreError 'invalid'),
-   * because a live set missing one proxy would make that proxy's instance look orphaned.
+   * because a live set missing one proxy would make that proxy's instance look orphaned. `managed`: the
+   * uids of those whose spec.mode is not 'external' — the only ones that can have an instance (a document
+   * whose mode cannot be read is counted managed: see the Firestore store).
    */
-  liveUids(): Promise<Set<string>>;
+  liveUids(): Promise<LiveUids>;
   /**
    * Whether a document holds this uid, or any uid naming the same instance (compared as uidKey makes them,
    * instance-name.ts: the first 20 hex digits, lower-cased — the uid in capitals or any mix of cases, or
@@ -116,6 +118,12 @@ export interface ProxyStore {
    * holdsUid cannot see. One indexed lookup, for the unrecorded-instance request as holdsUid.
    */
   recordsInstance(providerId: string): Promise<boolean>;
+}
+
+/** ProxyStore.liveUids's answer: every document's uid, and those of them that may have an instance. */
+export interface LiveUids {
+  uids: Set<string>;
+  managed: Set<string>;
 }
 
 export class StoreError extends Error {

@@ -5,6 +5,7 @@ import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
 import { canonicalJson } from '../domain/spec-hash.js';
 import {
   type ConditionalWrite,
+  type LiveUids,
   type ProxyFilter,
   type ProxyListing,
   type ProxyPage,
@@ -124,8 +125,12 @@ export class InMemoryProxyStore implements ProxyStore, ProxyWatcher {
       .slice(0, limit);
   }
 
-  async liveUids(): Promise<Set<string>> {
-    return new Set([...this.docs.values()].map((e) => e.proxy.uid));
+  async liveUids(): Promise<LiveUids> {
+    const proxies = [...this.docs.values()].map((e) => e.proxy);
+    return {
+      uids: new Set(proxies.map((p) => p.uid)),
+      managed: new Set(proxies.filter((p) => p.spec.mode !== 'external').map((p) => p.uid)),
+    };
   }
 
   async holdsUid(uid: string): Promise<boolean> {

@@ -4,6 +4,7 @@
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
 import type {
   ConditionalWrite,
+  LiveUids,
   ProxyFilter,
   ProxyListing,
   ProxyPage,
@@ -90,7 +91,7 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.listDue(until, limit, from);
   }
 
-  async liveUids(): Promise<Set<string>> {
+  async liveUids(): Promise<LiveUids> {
     await this.intercept('liveUids');
     return this.inner.liveUids();
   }

@@ -193,16 +193,23 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
     });
 
     it('gives the uid of every proxy, those being deleted included, for the GC live set', async () => {
-      expect(await store.liveUids()).toEqual(new Set());
+      expect(await store.liveUids()).toEqual({ uids: new Set(), managed: new Set() });
       // Uids apart in their first 20 hex digits (testUid's differ only past them: one instance name).
       const kept = aProxy({ name: 'kept', uid: 'a0000000-0000-4000-8000-000000000001' });
       const going = aProxy({ name: 'going', uid: 'b0000000-0000-4000-8000-000000000002' });
       const external = aProxy({ name: 'ext', spec: externalSpec() });
       for (const p of [kept, going, external]) await store.create(p);
       expect(await store.requestDeletion('going', at('2026-01-02T00:00:00Z'))).toBe('written');
-      expect(await store.liveUids()).toEqual(new Set([kept.uid, going.uid, external.uid]));
+      // The external proxy is live, but not managed: it never has an instance.
+      expect(await store.liveUids()).toEqual({
+        uids: new Set([kept.uid, going.uid, external.uid]),
+        managed: new Set([kept.uid, going.uid]),
+      });
       await store.deleteDocument('kept', (await store.get('kept'))!.version);
-      expect(await store.liveUids()).toEqual(new Set([going.uid, external.uid]));
+      expect(await store.liveUids()).toEqual({
+        uids: new Set([going.uid, external.uid]),
+        managed: new Set([going.uid]),
+      });
     });
 
     it('says whether a document holds a uid, one being deleted included', async () => {

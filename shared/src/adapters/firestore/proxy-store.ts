@@ -26,6 +26,7 @@ import { storedIssues } from '../../domain/stored-issues.js';
 import {
   type ConditionalWrite,
   InvalidStoredProxy,
+  type LiveUids,
   type ProxyFilter,
   type ProxyListing,
   type ProxyPage,
@@ -252,18 +253,26 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
     }));
   }
 
-  async liveUids(): Promise<Set<string>> {
-    // Only the uid field is read: a document that no longer fits the model still protects its instance.
-    const snaps = await this.run(() => this.proxies.select('uid').get(), 'list proxy uids');
+  async liveUids(): Promise<LiveUids> {
+    // Only the uid and the mode are read, raw: a document that no longer fits the model still protects its
+    // instance.
+    const snaps = await this.run(() => this.proxies.select('uid', 'spec.mode').get(), 'list proxy uids');
     const uids = new Set<string>();
+    const managed = new Set<string>();
     for (const doc of snaps.docs) {
       const uid: unknown = doc.get('uid');
       if (typeof uid !== 'string' || uid === '') {
         throw new StoreError('invalid', `document proxies/${doc.id} has no uid: the live set is incomplete`);
       }
       uids.add(uid);
+      // Only a mode that reads 'external' makes a proxy without an instance. Any other (missing, misspelt)
+      // counts as managed: the GC weighs orphans against the managed proxies whose instance its listing
+      // did not see, as an upper bound on the live instances a missed zone may hold, and refuses only when
+      // even that bound falls short — counted external, such a document could have a VM there and make
+      // that refusal's claim false. The cost, a deferral where a refusal was due, deletes nothing either.
+      if (doc.get('spec.mode') !== 'external') managed.add(uid);
     }
-    return uids;
+    return { uids, managed };
   }
 
   async holdsUid(uid: string): Promise<boolean> {

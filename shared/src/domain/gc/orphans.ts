@@ -60,6 +60,14 @@ export function classifyInstances<I extends ListedInstance>(
   });
 }
 
+/** The live set as sweepRefusal weighs it: every proxy's uid (what classifyInstances protects), and which of
+ *  them are managed — the only ones that can have an instance the listing missed (an external proxy never
+ *  has one). */
+export interface LiveSet {
+  uids: ReadonlySet<string>;
+  managed: ReadonlySet<string>;
+}
+
 /** Why a sweep deletes nothing at all: refused (its live set may be wrong), or deferred (its listing missed
  *  part of the fleet, and a complete one might show enough live instances: a complete one decides). */
 export interface SweepHold {
@@ -80,8 +88,9 @@ export interface SweepHold {
  *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
  *
  * When the listing missed part of the fleet (`unseen`: zones that did not answer, providers not listed),
- * the live instances there were not counted — but they can only be instances of proxies in `liveUids` (the
- * live set the verdicts were classified against) whose instance the listing did not see, one each. Only
+ * the live instances there were not counted — but they can only be instances of managed proxies in
+ * `live` (the live set the verdicts were classified against) whose instance the listing did not see, one
+ * each: an external proxy has none. Only
  * when those could bring the live instances up to the orphans is the second bound deferred to a sweep that
  * lists everything (an unreachable zone holding most of the fleet is no sign of a wrong live set). When
  * even they could not — an empty database (or nearly), with any zone of the project down — it is refused
@@ -93,16 +102,16 @@ export interface SweepHold {
 export function sweepRefusal(
   verdicts: readonly OrphanVerdict[],
   maxDeletions: number,
-  liveUids: ReadonlySet<string>,
+  live: LiveSet,
   unseen: readonly string[] = [],
 ): SweepHold | null {
   let orphans = 0;
-  let live = 0;
+  let liveSeen = 0;
   const seen = new Set<string>();
   for (const v of verdicts) {
     if (v.delete) orphans++;
     else if (v.keep === 'live') {
-      live++;
+      liveSeen++;
       // A 'live' verdict has a uid (classifyInstances keeps an unlabelled instance as no_ownership_label).
       if (v.instance.uid) seen.add(uidKey(v.instance.uid));
     }
@@ -112,20 +121,20 @@ export function sweepRefusal(
       kind: 'refused',
       reason: `${orphans} orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (${maxDeletions})`,
     };
-  if (!(orphans >= 2 && orphans > live)) return null;
-  // Each live proxy (as the live set counts them: documents) whose instance the listing did not see.
+  if (!(orphans >= 2 && orphans > liveSeen)) return null;
+  // Each managed live proxy (as the live set counts them: documents) whose instance the listing did not see.
   let unseenLive = 0;
-  for (const uid of liveUids) if (!seen.has(uidKey(uid))) unseenLive++;
-  const against = `${orphans} orphans against ${live} instances of live proxies seen, of ${liveUids.size} live proxies`;
+  for (const uid of live.managed) if (!seen.has(uidKey(uid))) unseenLive++;
+  const against = `${orphans} orphans against ${liveSeen} instances of live proxies seen, of ${live.uids.size} live proxies`;
   if (unseen.length === 0) return { kind: 'refused', reason: `${against}: the live set may be wrong` };
-  if (orphans <= live + unseenLive)
+  if (orphans <= liveSeen + unseenLive)
     return {
       kind: 'deferred',
-      reason: `${against} (${unseenLive} with no instance seen), but the listing missed ${unseen.join(', ')}: kept for a sweep that lists everything`,
+      reason: `${against} (${unseenLive} managed with no instance seen), but the listing missed ${unseen.join(', ')}: kept for a sweep that lists everything`,
     };
   return {
     kind: 'refused',
-    reason: `${against} (${unseenLive} with no instance seen): the live set may be wrong — even with an instance of each of those in what the listing missed (${unseen.join(', ')}), the live instances are fewer than the orphans`,
+    reason: `${against} (${unseenLive} managed with no instance seen): the live set may be wrong — even with an instance of each of those in what the listing missed (${unseen.join(', ')}), the live instances are fewer than the orphans`,
   };
 }
 

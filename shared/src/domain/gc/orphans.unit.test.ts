@@ -12,6 +12,8 @@ import {
 const now = new Date('2026-01-01T01:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
 const uids = (...keys: string[]) => new Set(keys.map(U));
+/** A live set of managed proxies only. */
+const managed = (set: ReadonlySet<string>) => ({ uids: set, managed: set });
 /** An instance as the plane makes it: labelled with its proxy's uid, named for it (or `name`). */
 const inst = (key: string | null, createdAt: Date | null, name?: string): ListedInstance => {
   const uid = key ? U(key) : key;
@@ -134,9 +136,9 @@ describe('sweepRefusal', () => {
       live,
       now,
     );
-    expect(sweepRefusal(verdicts, 10, live)).toBeNull();
+    expect(sweepRefusal(verdicts, 10, managed(live))).toBeNull();
     // Without them, two orphans and nothing live: refused.
-    expect(sweepRefusal(verdicts.slice(0, 2), 10, live)).toEqual({
+    expect(sweepRefusal(verdicts.slice(0, 2), 10, managed(live))).toEqual({
       kind: 'refused',
       reason: expect.stringMatching(/2 orphans against 0 instances of live proxies/),
     });
@@ -150,14 +152,16 @@ describe('sweepRefusal', () => {
       live,
       now,
     );
-    expect(sweepRefusal(verdicts, 10, live, ['gce zone europe-west1-b'])).toEqual({
+    expect(sweepRefusal(verdicts, 10, managed(live), ['gce zone europe-west1-b'])).toEqual({
       kind: 'deferred',
       reason: expect.stringMatching(
-        /^2 orphans against 0 instances of live proxies seen, of 3 live proxies \(3 with no instance seen\), but the listing missed gce zone europe-west1-b/,
+        /^2 orphans against 0 instances of live proxies seen, of 3 live proxies \(3 managed with no instance seen\), but the listing missed gce zone europe-west1-b/,
       ),
     });
     // What the listing missed could only add orphans: more than the bound is refused all the same.
-    expect(sweepRefusal(verdicts, 1, live, ['gce zone europe-west1-b'])).toMatchObject({ kind: 'refused' });
+    expect(sweepRefusal(verdicts, 1, managed(live), ['gce zone europe-west1-b'])).toMatchObject({
+      kind: 'refused',
+    });
   });
 
   // An empty or restored database (nothing live) read while a zone of the project the fleet never uses is
@@ -165,24 +169,48 @@ describe('sweepRefusal', () => {
   it('refuses, not defers, when even an instance of every unseen live proxy could not outnumber the orphans', () => {
     const fleet = ['f1', 'f2', 'f3', 'f4'].map((k) => inst(k, minutesAgo(60)));
     const none = classifyInstances(fleet, uids(), now);
-    expect(sweepRefusal(none, 10, uids(), ['gce zone asia-south2-c'])).toEqual({
+    expect(sweepRefusal(none, 10, managed(uids()), ['gce zone asia-south2-c'])).toEqual({
       kind: 'refused',
       reason: expect.stringMatching(
-        /^4 orphans against 0 instances of live proxies seen, of 0 live proxies \(0 with no instance seen\): the live set may be wrong/,
+        /^4 orphans against 0 instances of live proxies seen, of 0 live proxies \(0 managed with no instance seen\): the live set may be wrong/,
       ),
     });
     // The bound is exact: live instances seen plus live proxies with none seen, one instance each at most.
     // `A` stored in capitals holds the VM labelled in lower case, so it is seen: only `b` is unseen.
     const live = new Set([U('a').toUpperCase(), U('b')]);
     const two = classifyInstances([inst('a', minutesAgo(60)), ...fleet.slice(0, 2)], live, now);
-    expect(sweepRefusal(two, 10, live, ['gce zone asia-south2-c'])).toMatchObject({ kind: 'deferred' });
+    expect(sweepRefusal(two, 10, managed(live), ['gce zone asia-south2-c'])).toMatchObject({
+      kind: 'deferred',
+    });
     const three = classifyInstances([inst('a', minutesAgo(60)), ...fleet.slice(0, 3)], live, now);
-    expect(sweepRefusal(three, 10, live, ['gce zone asia-south2-c'])).toEqual({
+    expect(sweepRefusal(three, 10, managed(live), ['gce zone asia-south2-c'])).toEqual({
       kind: 'refused',
       reason: expect.stringContaining(
-        '3 orphans against 1 instances of live proxies seen, of 2 live proxies (1 with',
+        '3 orphans against 1 instances of live proxies seen, of 2 live proxies (1 managed with',
       ),
     });
+  });
+
+  // Five external proxies (never a VM) and three managed ones whose documents were deleted by hand (or a
+  // restored database without them), read while a zone of the project is down: the three VMs look
+  // orphaned, and what the listing missed can hold no live proxy's instance — the external ones have none.
+  it('does not count external proxies as live proxies whose instance the listing may have missed', () => {
+    const external = uids('e1', 'e2', 'e3', 'e4', 'e5');
+    const live = { uids: external, managed: new Set<string>() };
+    const verdicts = classifyInstances(
+      ['m1', 'm2', 'm3'].map((k) => inst(k, minutesAgo(60))),
+      live.uids,
+      now,
+    );
+    expect(sweepRefusal(verdicts, 10, live, ['gce zone asia-south2-c'])).toEqual({
+      kind: 'refused',
+      reason: expect.stringMatching(
+        /^3 orphans against 0 instances of live proxies seen, of 5 live proxies \(0 managed with no instance seen\): the live set may be wrong/,
+      ),
+    });
+    // One managed proxy among them, unseen: still refused (three orphans against at most one live VM).
+    const mixed = { uids: new Set([...external, U('m0')]), managed: uids('m0') };
+    expect(sweepRefusal(verdicts, 10, mixed, ['gce zone asia-south2-c'])).toMatchObject({ kind: 'refused' });
   });
 
   it("does not count a clone of a live proxy's VM as one of the live proxies' instances", () => {
@@ -197,7 +225,7 @@ describe('sweepRefusal', () => {
       uids('a'),
       now,
     );
-    expect(sweepRefusal(verdicts, 10, uids('a'))?.reason).toMatch(
+    expect(sweepRefusal(verdicts, 10, managed(uids('a')))?.reason).toMatch(
       /2 orphans against 1 instances of live proxies seen, of 1 live proxies: the live set may be wrong/,
     );
   });
