@@ -3,7 +3,7 @@
 // each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws for what
 // it expects: the next tick is the retry. A duplicate delivered at once finds the run claimed; a
 // redelivery after a run that threw comes past the gap (the topic's backoff is 30 s) and sweeps again.
-import { withDeadline } from '../../../shared/src/adapters/deadline.js';
+import { RECORD_MARGIN_MS, withDeadlineAt } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
@@ -64,9 +64,6 @@ export const GC_RUN_DEADLINE_MS = GC_TIMEOUT_MS - 15_000;
  *  leaves its orphans the rest: each takes a second or two on a healthy API. */
 export const GC_LIST_BUDGET_MS = 150_000;
 
-/** What the sweep keeps of GcDeps.timeoutMs after its record is given up: its last lines and its answer. */
-export const RECORD_MARGIN_MS = 2_000;
-
 export interface GcCounts {
   instancesDeleted: number;
   instancesKept: number;
@@ -117,11 +114,11 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // tick, logged and recorded, far inside the timeout instead of being cut off by it with nothing logged.
   const withinListBudget = <T>(work: Promise<T>): Promise<T> => {
     if (deps.listBudgetMs === undefined) return work;
-    const ms = Math.max(0, startedAt.getTime() + deps.listBudgetMs - clock.now().getTime());
-    return withDeadline(
+    return withDeadlineAt(
       work,
-      ms,
-      () => new Error(`no answer within the ${ms} ms the listing budget had left`),
+      startedAt.getTime() + deps.listBudgetMs,
+      clock,
+      (ms) => new Error(`no answer within the ${ms} ms the listing budget had left`),
     );
   };
   try {
@@ -274,13 +271,13 @@ async function record(
       counts: { ...run.counts },
     });
     if (deps.timeoutMs === undefined) await finishing;
-    else {
-      const ms = Math.max(
-        0,
-        startedAt.getTime() + deps.timeoutMs - RECORD_MARGIN_MS - deps.clock.now().getTime(),
+    else
+      await withDeadlineAt(
+        finishing,
+        startedAt.getTime() + deps.timeoutMs - RECORD_MARGIN_MS,
+        deps.clock,
+        (ms) => new Error(`no answer within the ${ms} ms the sweep had left`),
       );
-      await withDeadline(finishing, ms, () => new Error(`no answer within the ${ms} ms the sweep had left`));
-    }
   } catch (err) {
     // The sweep itself is done; only its record is missing (the next run overwrites it anyway).
     deps.log.error('gc could not record the run', { error: err });

@@ -3,7 +3,7 @@
 // and another tick is never refused, however soon after a run it comes. Sweeps are built to overlap
 // harmlessly (sweep.ts) and the record otherwise only reports: a sweep whose claim fails still runs
 // (recordRun).
-import { withDeadline } from '../../../shared/src/adapters/deadline.js';
+import { RECORD_MARGIN_MS, withDeadline, withDeadlineAt } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -64,8 +64,8 @@ export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
  */
 export const CLAIM_TIMEOUT_MS = 10_000;
 
-/** What the invocation keeps of its timeout after the run's record is given up: its last lines. */
-export const RECORD_MARGIN_MS = 2_000;
+/** What the invocation keeps of its timeout after the run's record is given up (shared with gc). */
+export { RECORD_MARGIN_MS };
 
 /**
  * The job-run store with its claim bounded by CLAIM_TIMEOUT_MS and its finish by the function's timeout
@@ -85,11 +85,11 @@ function boundedRuns(runs: JobRunStore, clock: Clock, startedAt: Date, timeoutMs
     finish: (job, run) => {
       const finishing = runs.finish(job, run);
       if (timeoutMs === undefined) return finishing;
-      const ms = Math.max(0, startedAt.getTime() + timeoutMs - RECORD_MARGIN_MS - clock.now().getTime());
-      return withDeadline(
+      return withDeadlineAt(
         finishing,
-        ms,
-        () => new Error(`the run's record gave no answer within the ${ms} ms the invocation had left`),
+        startedAt.getTime() + timeoutMs - RECORD_MARGIN_MS,
+        clock,
+        (ms) => new Error(`the run's record gave no answer within the ${ms} ms the invocation had left`),
       );
     },
   };

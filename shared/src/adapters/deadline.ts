@@ -1,3 +1,5 @@
+import type { Clock } from '../ports/clock.js';
+
 // A bound on a call that cannot be cancelled (a REST client's promise, a Secret Manager read): its
 // promise, or `timeout()`'s error once `ms` have passed. The call itself runs on; a late answer is left
 // to whoever still holds the promise (dropped, or cached by the caller). The timer is unref'd: a bound
@@ -17,4 +19,25 @@ export function withDeadline<T>(work: Promise<T>, ms: number, timeout: () => Err
       },
     );
   });
+}
+
+/**
+ * What an invocation keeps of its timeout after the run's record (a jobRuns write) is given up: its last
+ * lines and its answer. gc and requeue wait on their record until this long before their timeout.
+ */
+export const RECORD_MARGIN_MS = 2_000;
+
+/**
+ * withDeadline bounded by an absolute end (`endMs`, in `clock`'s epoch milliseconds) instead of a length:
+ * the time left is measured on `clock` when called, 0 once the end has passed. `timeout` is given that
+ * time left, for its message.
+ */
+export function withDeadlineAt<T>(
+  work: Promise<T>,
+  endMs: number,
+  clock: Clock,
+  timeout: (ms: number) => Error,
+): Promise<T> {
+  const ms = Math.max(0, endMs - clock.now().getTime());
+  return withDeadline(work, ms, () => timeout(ms));
 }
