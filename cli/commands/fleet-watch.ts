@@ -218,6 +218,7 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   const rounds = once ? 1 : count;
   const redraw = io.isTTY && io.clearScreen !== undefined && !once && output === 'table';
   let failedInARow = 0;
+  let lastFailure: unknown;
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);
     if (io.interrupted.aborted) break;
@@ -229,6 +230,7 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
       // is one line on stderr and the next round tries again; the last round's, or the
       // MAX_FAILED_ROUNDS-th in a row, is the watch's failure (a `--once` that drew nothing is no success).
       failedInARow++;
+      lastFailure = err;
       if (!passing(err) || failedInARow >= MAX_FAILED_ROUNDS || i === rounds - 1) throw err;
       const [line] = describeFailure(err).lines;
       io.err(
@@ -252,4 +254,6 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
     io.clearScreen?.();
     io.out(frame);
   }
+  // Ctrl-C while the rounds were failing: the watch ends on that failure, not exit 0 as if it were well.
+  if (failedInARow > 0) throw lastFailure;
 }

@@ -445,6 +445,23 @@ describe('fleet watch and a round that fails', () => {
     expect(r.err).toEqual([expect.stringMatching(/^error: http_502 — /)]);
   });
 
+  it('Ctrl-C after a failed round ends it on that failure: exit 1, not 0', async () => {
+    const interrupt = new AbortController();
+    // Ctrl-C while waiting for the round after a 502.
+    const io = {
+      ...recordingIo(),
+      interrupted: interrupt.signal,
+      sleep: async () => interrupt.abort(),
+    };
+    const fetch = (async () => status(502)) as unknown as typeof globalThis.fetch;
+    const code = await runCli(
+      ['fleet', 'watch', '-o', 'json', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect(code).toBe(1);
+    expect(io.errLines.at(-1)).toMatch(/^error: http_502 — /);
+  });
+
   it.each([
     ['401', () => Response.json({ error: 'unauthenticated' }, { status: 401 })],
     ['403', () => Response.json({ error: 'forbidden' }, { status: 403 })],
