@@ -23,7 +23,7 @@
 // nothing of anyone's to undo, so it is PUT over the stored generation, and converges `unchanged`.
 
 import { etagOf, proxyTag } from '../../functions/api/src/admin/if-match.js';
-import { findDuplicateKey } from '../../functions/api/src/validation/duplicate-keys.js';
+import { findDuplicateKey } from '../../shared/src/domain/duplicate-keys.js';
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';

@@ -5,6 +5,7 @@
 // limit checked before authentication, the same JSON errors, the same header rewriting but the target's
 // Content-Length (relay: the answer goes chunked).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { findDuplicateKey, type JsonPathSegment } from '../../../shared/src/domain/duplicate-keys.js';
 import type { ClientAuth } from './client-auth.js';
 import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
@@ -25,6 +26,15 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 // Request.json()'s decoding: UTF-8, a leading BOM dropped, bad sequences replaced (never thrown).
 const utf8 = new TextDecoder();
 const NOT_JSON = [{ path: '', message: 'the body is not JSON' }];
+// JSON.parse keeps the last of a repeated key: {"url":"https://a/","url":"https://b/"} fetched b. Refused as
+// the API refuses one (issue code duplicate_key), before anything is fetched.
+const repeatedKey = (path: JsonPathSegment[]) => [
+  {
+    path: path.join('.'),
+    code: 'duplicate_key',
+    message: 'appears more than once in its object (which value was meant?)',
+  },
+];
 
 /** A header as the web Headers the Hono route read gave it: every occurrence, joined by ", ". */
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -134,12 +144,16 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
   return { serve, checkContinue };
 
   async function forward(out: ServerResponse, raw: Buffer, user: string) {
+    const text = utf8.decode(raw);
     let json: unknown;
     try {
-      json = JSON.parse(utf8.decode(raw));
+      json = JSON.parse(text);
     } catch {
       return refuse(out, 400, 'bad_request', { error: 'bad_request', issues: NOT_JSON });
     }
+    const duplicate = findDuplicateKey(text);
+    if (duplicate !== null)
+      return refuse(out, 400, 'bad_request', { error: 'bad_request', issues: repeatedKey(duplicate.path) });
     const parsed = FetchRequest.safeParse(json);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));

@@ -1,8 +1,13 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
+import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { jsonLogger, type Logger } from './logger.js';
+import { TargetGuard } from './target-guard.js';
 import { testHttpListener } from './testing/http-listener.js';
 import { GatewayWorker } from './worker.js';
 
@@ -256,5 +261,127 @@ describe('HTTP listener', () => {
     });
     expect((await fetch(`${srv.url}/readyz`)).status).toBe(503);
     expect(await metricsOf(srv.url)).toContain('gateway_accepting 0');
+  });
+});
+
+// JSON.parse keeps the last of a repeated key: {"url":A,"url":B} fetched B although the caller may have
+// read A. Refused as the API refuses one (duplicate_key), before a route is picked or a proxy dialled.
+describe('POST /v1/fetch with a key repeated in one object', () => {
+  let dialled = 0;
+  const proxy = net.createServer((s) => {
+    dialled++;
+    s.on('error', () => {});
+    let buf = '';
+    let connected = false;
+    s.on('data', (d) => {
+      buf += d.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      buf = buf.slice(end + 4);
+      if (!connected) {
+        connected = true;
+        s.write('HTTP/1.1 200 Connection established\r\n\r\n');
+      } else s.end('HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nserved');
+    });
+  });
+  let gateway: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const log = jsonLogger('error', () => {});
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, Date.now),
+      log,
+      now: Date.now,
+      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const snapshot = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: iso(Date.now()),
+        validUntil: iso(Date.now() + 600_000),
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [
+          {
+            name: 'p',
+            host: '127.0.0.1',
+            port: (proxy.address() as AddressInfo).port,
+            protocol: 'http',
+            capacity: 5,
+            expiresAt: iso(Date.now() + 3_600_000),
+            usableUntil: iso(Date.now() + 3_000_000),
+            attributes: {},
+            credentialsRef: { secret: 'up', version: 'latest' },
+          },
+        ],
+      },
+      sha256Hex,
+    );
+    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    gateway = http.createServer(
+      testHttpListener(worker, {
+        // Never dialled: only named in the CONNECT (the proxy answers as the target itself).
+        guard: new TargetGuard(parseAllowList([]).allow, async () => ['8.8.8.8'], {
+          ttlMs: 60_000,
+          maxEntries: 10,
+          now: Date.now,
+        }),
+        auth: new ClientAuth([], ['tok']),
+        log,
+        upstreamTimeoutMs: 2000,
+        maxTimeoutMs: 5000,
+        maxBodyBytes: 4096,
+        maxResponseBytes: 4096,
+      }),
+    );
+    await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    gateway.closeAllConnections();
+    await new Promise((r) => gateway.close(r));
+    await new Promise((r) => proxy.close(r));
+  });
+
+  const send = (body: string) =>
+    fetch(`${base}/v1/fetch`, { method: 'POST', body, headers: { authorization: 'Bearer tok' } });
+
+  it('refuses it with 400 bad_request, issue duplicate_key, and fetches nothing', async () => {
+    const r = await send('{"url":"http://a.example/","url":"http://b.example/"}');
+    expect(r.status).toBe(400);
+    expect(r.headers.get('x-proxyplane-error')).toBe('bad_request');
+    expect(await r.json()).toEqual({
+      error: 'bad_request',
+      issues: [
+        {
+          path: 'url',
+          code: 'duplicate_key',
+          message: 'appears more than once in its object (which value was meant?)',
+        },
+      ],
+    });
+    const nested = await send('{"url":"http://b.example/","headers":{"x-a":"1","x-a":"2"}}');
+    expect(nested.status).toBe(400);
+    expect(((await nested.json()) as { issues: { path: string }[] }).issues[0]?.path).toBe('headers.x-a');
+    expect(dialled).toBe(0);
+  });
+
+  it('fetches the same body said once (so the refusal above is the repeat, not the setup)', async () => {
+    const before = dialled;
+    const r = await send('{"url":"http://b.example/"}');
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe('served');
+    expect(dialled).toBe(before + 1);
   });
 });

@@ -6,8 +6,8 @@
 // (@hono/zod-openapi) matches a stricter pattern than RFC 9110's (no space before ";", no empty
 // parameter), and refused with a bare 415 what this middleware had accepted.
 import { createMiddleware } from 'hono/factory';
+import { type DuplicateKey, findDuplicateKey } from '../../../../shared/src/domain/duplicate-keys.js';
 import { ApiError, type Issue, invalidRequest } from '../errors.js';
-import { type DuplicateKey, findDuplicateKey } from '../validation/duplicate-keys.js';
 import { joinPath } from '../validation/issues.js';
 import { inspectJson, MAX_JSON_DEPTH } from '../validation/json-guard.js';
 

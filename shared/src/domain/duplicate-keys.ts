@@ -1,7 +1,8 @@
 // A key repeated in one object of a JSON text. JSON.parse keeps the last one silently (RFC 8259 §4 leaves
 // it to the parser), so `{"name":"p4","name":"p5"}` would create p5 although the caller may have read p4:
 // the API refuses such a body (issue `duplicate_key`, docs/api.md § Errors), and the CLI its `-p` patch, as
-// its file reader refuses a YAML or JSON file with one (yaml's uniqueKeys).
+// its file reader refuses a YAML or JSON file with one (yaml's uniqueKeys); the gateway its POST /v1/fetch
+// body (`{"url":"https://a/","url":"https://b/"}` would fetch b).
 //
 // One linear pass over text that JSON.parse has already accepted: only strings, brackets, ":" and ","
 // matter, so nothing here re-checks the syntax. Keys are compared as JSON.parse reads them (escapes
