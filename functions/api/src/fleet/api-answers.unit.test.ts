@@ -4,25 +4,13 @@
 // schema-typed answers, so that change is shown to send what was sent before; a change of the JSON on
 // purpose updates it (`npx vitest run -u <this file>`) and shows up in review as a diff of the answers.
 import { describe, expect, it } from 'vitest';
-import type { Authenticator } from '../auth/authenticator.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { COOKIE } from './auth.js';
 import { populatedFleet } from './testing/fleet-fixtures.js';
+import { PINNED_HEADERS, pinnedAuth } from './testing/pinned-auth.js';
 
-const HEADERS = ['content-type', 'cache-control', 'www-authenticate', 'set-cookie', 'retry-after'];
-
-/** An admin token, a valid credential that is not an admin's (403), one that cannot be checked (503). */
-const auth: Authenticator = {
-  description: 'test',
-  authenticate: async (token) =>
-    token === ADMIN_TOKEN
-      ? { ok: true, principal: { kind: 'token', name: 'unit' } }
-      : token === 'eyJ.not-an.admin'
-        ? { ok: false, code: 'forbidden', reason: 'ops@example.com is not an admin' }
-        : token === 'eyJ.certs.down'
-          ? { ok: false, code: 'unavailable', reason: 'cannot fetch Google signing certificates' }
-          : { ok: false, code: 'unauthenticated', reason: 'invalid credential' },
-};
+const HEADERS = PINNED_HEADERS;
+const auth = pinnedAuth;
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const cookie = (token: string) => ({ cookie: `${COOKIE}=${token}` });

@@ -5,26 +5,14 @@
 // was taken before the HTML-vs-JSON choice became one function (refuse()), so that change is shown to
 // answer what was answered before; a change on purpose updates it (`npx vitest run -u <this file>`).
 import { describe, expect, it } from 'vitest';
-import type { Authenticator } from '../auth/authenticator.js';
 import { MAX_TOKEN_LENGTH } from '../auth/authenticator.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { COOKIE } from './auth.js';
 import { InMemoryFleetFeed } from './feed.js';
+import { PINNED_HEADERS, pinnedAuth } from './testing/pinned-auth.js';
 
-const HEADERS = ['content-type', 'cache-control', 'www-authenticate', 'set-cookie', 'retry-after'];
-
-/** An admin token, a valid credential that is not an admin's (403), one that cannot be checked (503). */
-const auth: Authenticator = {
-  description: 'test',
-  authenticate: async (token) =>
-    token === ADMIN_TOKEN
-      ? { ok: true, principal: { kind: 'token', name: 'unit' } }
-      : token === 'eyJ.not-an.admin'
-        ? { ok: false, code: 'forbidden', reason: 'ops@example.com is not an admin' }
-        : token === 'eyJ.certs.down'
-          ? { ok: false, code: 'unavailable', reason: 'cannot fetch Google signing certificates' }
-          : { ok: false, code: 'unauthenticated', reason: 'invalid credential' },
-};
+const HEADERS = PINNED_HEADERS;
+const auth = pinnedAuth;
 
 const ACCEPTS: Array<[string, Record<string, string>]> = [
   ['browser', { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }],
