@@ -36,6 +36,14 @@ const list = (v: string | undefined) =>
 export function loadAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   const warnings: string[] = [];
   const tokens = parseAdminTokens(env.ADMIN_TOKENS ?? '');
+  // Set but empty is a mistake, not a choice (as DISCOVERY_TOKENS, leases/config.ts): a rotation to a
+  // blank version started an API that answered every break-glass and CI token 401 behind a passing health
+  // check; refused, Cloud Run keeps serving the revision before it.
+  if (env.ADMIN_TOKENS !== undefined && tokens.length === 0) {
+    throw new AuthConfigError(
+      'ADMIN_TOKENS is set but names no admin token ("name:token,…"); unset it to use ADMIN_PRINCIPALS / ADMIN_EMAILS alone',
+    );
+  }
   const fromPrincipals = parseAdminPrincipals(list(env.ADMIN_PRINCIPALS), 'ADMIN_PRINCIPALS');
   const fromEmails = parseAdminPrincipals(
     list(env.ADMIN_EMAILS).map((e) => (e.includes(':') ? e : `user:${e}`)),

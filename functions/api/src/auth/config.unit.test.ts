@@ -52,6 +52,14 @@ describe('loadAuthConfig', () => {
     expect(buildAuthenticator({ mode: 'open', warnings: [] }).description).toBe('off (local mode)');
   });
 
+  it.each([[''], ['\n'], [' , ']])(
+    'refuses ADMIN_TOKENS set to %j (a blank secret version), Google admins or not',
+    (blank) => {
+      for (const env of [{ ADMIN_TOKENS: blank }, { ADMIN_TOKENS: blank, ADMIN_EMAILS: 'ops@example.com' }])
+        expect(() => loadAuthConfig(env)).toThrow(/ADMIN_TOKENS is set but names no admin token/);
+    },
+  );
+
   it('prefers credentials over local mode when both are set', () => {
     expect(loadAuthConfig({ PROXYPLANE_LOCAL: '1', ADMIN_TOKENS: `l:${TOKEN}` })).toMatchObject({
       mode: 'enforced',
