@@ -1,6 +1,7 @@
 // The probe function's environment, parsed once by the entry point.
 import { z } from 'zod';
 import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
+import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { DEFAULT_PASSIVE_RULE } from '../../../shared/src/domain/workers/passive.js';
 import { MIN_PASS_BUDGET_MS } from './handler.js';
 import { TARGET_CONCURRENCY_FACTOR } from './probe-pass.js';
@@ -40,8 +41,9 @@ const ProbeEnvFields = BaseEnv.extend({
   /** Keep probing inside one invocation this long, for sub-minute intervals; 0 = one pass per tick. */
   PROBE_LOOP_SECONDS: envNumber(z.number().min(0).max(540)).default(0),
   /** How long after its start a run waits for probe decisions: the function timeout (120 s,
-   *  shared/topology/functions.json; config.unit.test.ts holds the two together) less its last writes'
-   *  time. A pass still waiting then stores what it has (docs/health.md). */
+   *  shared/topology/functions.json) less its last writes' time — at most the timeout less
+   *  RUN_WRITES_SECONDS (refused above it, ProbeEnv). A pass still waiting then stores what it has
+   *  (docs/health.md). */
   PROBE_RUN_BUDGET_SECONDS: envNumber(z.number().min(10).max(3600)).default(110),
   /** Local targets use self-signed certificates. Never set deployed. */
   PROBE_TLS_INSECURE: z
@@ -65,7 +67,23 @@ const ProbeEnvFields = BaseEnv.extend({
   PROBE_PASSIVE_SETTLE_SECONDS: envNumber(z.number().min(0).max(60)).default(5),
 });
 
+/** What a run keeps of the function's timeout, past its budget, for its last writes (its stores and record). */
+export const RUN_WRITES_SECONDS = 10;
+
 export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
+  // A budget past the function's timeout (less the last writes' time) let passes run into the timeout: the
+  // run killed, recorded as still running with its deadline ahead, and every later run waiting for that
+  // deadline and killed in turn — active probing never stored anything again. The loop's bound below
+  // follows the budget, so an operator raising the budget to lengthen the loop must be stopped here.
+  const timeout = loadFunctionTable().functions.probe?.timeoutSeconds ?? 120;
+  const mostBudget = timeout - RUN_WRITES_SECONDS;
+  if (e.PROBE_RUN_BUDGET_SECONDS > mostBudget) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROBE_RUN_BUDGET_SECONDS'],
+      message: `must be at most the probe function's ${timeout} s timeout (shared/topology/functions.json) less ${RUN_WRITES_SECONDS} s for its last writes (${mostBudget})`,
+    });
+  }
   const expiry = e.PROBE_PASSIVE_EXPIRY_SECONDS ?? 3 * e.PROBE_TICK_PERIOD_SECONDS;
   // A pass starting at the loop's end is given MIN_PASS_BUDGET_MS at least: a loop past the run budget
   // less that ran its passes into the function's timeout, the run killed and recorded as still running
@@ -73,10 +91,11 @@ export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
   // probe ran again (terraform's probe_loop_seconds is bounded the same way).
   const mostLoop = e.PROBE_RUN_BUDGET_SECONDS - MIN_PASS_BUDGET_MS / 1000;
   if (e.PROBE_LOOP_SECONDS > mostLoop) {
+    const ceiling = mostBudget - MIN_PASS_BUDGET_MS / 1000;
     ctx.addIssue({
       code: 'custom',
       path: ['PROBE_LOOP_SECONDS'],
-      message: `must be at most PROBE_RUN_BUDGET_SECONDS less ${MIN_PASS_BUDGET_MS / 1000} (${mostLoop})`,
+      message: `must be at most PROBE_RUN_BUDGET_SECONDS less ${MIN_PASS_BUDGET_MS / 1000} (${mostLoop}); the budget cannot exceed ${mostBudget} (the ${timeout} s timeout less ${RUN_WRITES_SECONDS}), so the loop never exceeds ${ceiling}`,
     });
   }
   // Signals arrive once per tick, and the passive pass drops a track at the first tick at least the expiry

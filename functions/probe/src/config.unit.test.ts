@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ProbeEnv } from './config.js';
+import { loadProbeConfig, ProbeEnv } from './config.js';
 
 const base = { GOOGLE_CLOUD_PROJECT: 'demo-p' };
 
@@ -96,8 +96,33 @@ describe('probe config: the loop', () => {
 
   it('follows the run budget it is given', () => {
     expect(
-      ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '200', PROBE_RUN_BUDGET_SECONDS: '300' }).success,
+      ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '95', PROBE_RUN_BUDGET_SECONDS: '100' }).success,
     ).toBe(true);
+    expect(
+      ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '96', PROBE_RUN_BUDGET_SECONDS: '100' }).success,
+    ).toBe(false);
+  });
+
+  // Told the loop must be at most the budget less 5, an operator raised the budget past the 120 s
+  // timeout: every run was killed at 120 s, recorded as running, and active probing stored nothing again.
+  it("refuses a budget past the function's timeout less 10 s, naming the timeout", () => {
+    const r = ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '170', PROBE_RUN_BUDGET_SECONDS: '200' });
+    expect(r.success).toBe(false);
+    const budget = r.error?.issues.find((i) => i.path[0] === 'PROBE_RUN_BUDGET_SECONDS');
+    expect(budget?.message).toMatch(/120 s timeout/);
+    expect(ProbeEnv.safeParse({ ...base, PROBE_RUN_BUDGET_SECONDS: '111' }).success).toBe(false);
+    expect(ProbeEnv.safeParse({ ...base, PROBE_RUN_BUDGET_SECONDS: '110' }).success).toBe(true);
+  });
+
+  it('says how far the loop can go at most, not just relative to the budget', () => {
+    const r = ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '170' });
+    const loop = r.error?.issues.find((i) => i.path[0] === 'PROBE_LOOP_SECONDS');
+    expect(loop?.message).toMatch(/cannot exceed 110/);
+    expect(loop?.message).toMatch(/never exceeds 105/);
+  });
+
+  it('loads the default', () => {
+    expect(() => loadProbeConfig({ ...base })).not.toThrow();
   });
 });
 
