@@ -2,12 +2,9 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
-import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
-import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { jsonLogger, type Logger } from './logger.js';
-import { TargetGuard } from './target-guard.js';
 import { testHttpListener } from './testing/http-listener.js';
 import { GatewayWorker } from './worker.js';
 
@@ -329,14 +326,9 @@ describe('POST /v1/fetch with a key repeated in one object', () => {
     );
     expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
     gateway = http.createServer(
+      // The listener's own guard (every name public, never dialled: the proxy answers as the target) and
+      // its bearer token 'tok'.
       testHttpListener(worker, {
-        // Never dialled: only named in the CONNECT (the proxy answers as the target itself).
-        guard: new TargetGuard(parseAllowList([]).allow, async () => ['8.8.8.8'], {
-          ttlMs: 60_000,
-          maxEntries: 10,
-          now: Date.now,
-        }),
-        auth: new ClientAuth([], ['tok']),
         log,
         upstreamTimeoutMs: 2000,
         maxTimeoutMs: 5000,

@@ -109,6 +109,23 @@ const vm = (name: string, uid: string, createdAt: Date | null): OwnedInstance =>
 const failedTicks = (log: ReturnType<typeof memoryLogger>) =>
   log.lines.filter((l) => l.event === 'job.tick_failed');
 
+/** A deferred sweep: no gc.refused, one WARNING gc.deferred (with `fields`), its run and its tick failed. */
+function expectDeferred(
+  log: ReturnType<typeof memoryLogger>,
+  jobs: MemoryJobRuns,
+  fields: Record<string, unknown>,
+) {
+  expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([]);
+  expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([
+    expect.objectContaining({ severity: 'WARNING', ...fields }),
+  ]);
+  expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
+  // The tick fails (for what was missed): the failing-jobs alert counts this line, and nothing else pages.
+  expect(failedTicks(log)).toEqual([
+    expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^deferred: /) }),
+  ]);
+}
+
 async function setup(providers: FakeProvider[], over: Partial<GcDeps> = {}) {
   const store = new InMemoryProxyStore();
   const live = aProxy({ name: 'live' });
@@ -722,22 +739,13 @@ describe('handleGcTick (seed §8)', () => {
       counts: { instancesDeleted: 0, instancesDeferred: 2, zonesUnreachable: 1 },
     });
     expect(gce.deleted).toEqual([]);
-    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([]);
-    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([
-      expect.objectContaining({
-        severity: 'WARNING',
-        unseen: ['gce zone europe-west1-b'],
-        reason: expect.stringContaining(
-          'of 3 live proxies (3 managed with no instance seen), but the listing missed gce zone europe-west1-b',
-        ),
-        orphans: 2,
-      }),
-    ]);
-    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
-    // The tick fails (for the zone): the failing-jobs alert counts this line, and nothing else pages.
-    expect(failedTicks(log)).toEqual([
-      expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^deferred: /) }),
-    ]);
+    expectDeferred(log, jobs, {
+      unseen: ['gce zone europe-west1-b'],
+      reason: expect.stringContaining(
+        'of 3 live proxies (3 managed with no instance seen), but the listing missed gce zone europe-west1-b',
+      ),
+      orphans: 2,
+    });
     // The zone answers again: the live instances are counted, and the same orphans go.
     gce.unreachable = [];
     (deps.clock as ManualClock).advance(10 * 60_000);
@@ -761,20 +769,12 @@ describe('handleGcTick (seed §8)', () => {
       counts: { instancesDeleted: 0, instancesDeferred: 2, providersFailed: 1 },
     });
     expect(gce.deleted).toEqual([]);
-    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([]);
-    expect(log.lines.filter((l) => l.event === 'gc.deferred')).toEqual([
-      expect.objectContaining({
-        severity: 'WARNING',
-        unseen: ['provider other'],
-        reason: expect.stringContaining('the listing missed provider other'),
-        liveProxies: 3,
-        orphans: 2,
-      }),
-    ]);
-    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringMatching(/^deferred: /) });
-    expect(failedTicks(log)).toEqual([
-      expect.objectContaining({ severity: 'ERROR', job: GcJob, error: expect.stringMatching(/^deferred: /) }),
-    ]);
+    expectDeferred(log, jobs, {
+      unseen: ['provider other'],
+      reason: expect.stringContaining('the listing missed provider other'),
+      liveProxies: 3,
+      orphans: 2,
+    });
   });
 
   // Five external proxies (never a VM) and the three managed ones' documents deleted by hand (or a restored
