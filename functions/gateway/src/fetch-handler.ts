@@ -5,7 +5,11 @@
 // limit checked before authentication, the same JSON errors, the same header rewriting but the target's
 // Content-Length (relay: the answer goes chunked).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { findDuplicateKey, type JsonPathSegment } from '../../../shared/src/domain/duplicate-keys.js';
+import {
+  DUPLICATE_KEY_MESSAGE,
+  findDuplicateKey,
+  type JsonPathSegment,
+} from '../../../shared/src/domain/duplicate-keys.js';
 import type { ClientAuth } from './client-auth.js';
 import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
@@ -32,7 +36,7 @@ const repeatedKey = (path: JsonPathSegment[]) => [
   {
     path: path.join('.'),
     code: 'duplicate_key',
-    message: 'appears more than once in its object (which value was meant?)',
+    message: DUPLICATE_KEY_MESSAGE,
   },
 ];
 

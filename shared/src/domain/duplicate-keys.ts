@@ -11,6 +11,9 @@
 /** A path segment: an object key, or an array index. */
 export type JsonPathSegment = string | number;
 
+/** What a refusal of a repeated key says (the API's and the gateway's alike): its path, never its values. */
+export const DUPLICATE_KEY_MESSAGE = 'appears more than once in its object (which value was meant?)';
+
 export interface DuplicateKey {
   /** From the root to the repeated key, the key last. */
   path: JsonPathSegment[];

@@ -6,7 +6,11 @@
 // (@hono/zod-openapi) matches a stricter pattern than RFC 9110's (no space before ";", no empty
 // parameter), and refused with a bare 415 what this middleware had accepted.
 import { createMiddleware } from 'hono/factory';
-import { type DuplicateKey, findDuplicateKey } from '../../../../shared/src/domain/duplicate-keys.js';
+import {
+  DUPLICATE_KEY_MESSAGE,
+  type DuplicateKey,
+  findDuplicateKey,
+} from '../../../../shared/src/domain/duplicate-keys.js';
 import { ApiError, type Issue, invalidRequest } from '../errors.js';
 import { joinPath } from '../validation/issues.js';
 import { inspectJson, MAX_JSON_DEPTH } from '../validation/json-guard.js';
@@ -25,7 +29,7 @@ const UTF8_LABELS = new Set([
 export const duplicateKeyIssue = ({ path }: DuplicateKey): Issue => ({
   path: joinPath(path),
   code: 'duplicate_key',
-  message: 'appears more than once in its object (which value was meant?)',
+  message: DUPLICATE_KEY_MESSAGE,
 });
 
 export interface JsonBodyOptions {
