@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { testUid } from '../testing/proxy-fixtures.js';
 import { instanceNameFromUid, uidKey, uidKeyPrefixes } from './instance-name.js';
 
 describe('instanceNameFromUid', () => {
@@ -12,6 +13,11 @@ describe('instanceNameFromUid', () => {
     const a = '00000000-0000-4000-8000-000000000001';
     expect(instanceNameFromUid(a)).toBe(instanceNameFromUid(a));
     expect(instanceNameFromUid(a)).not.toBe(instanceNameFromUid('00000000-0000-4000-9000-000000000001'));
+  });
+
+  it("tells the test fixtures' uids apart, so that two fixture proxies never name one VM", () => {
+    const names = new Set([1, 2, 0xff, 0x1_0000].map((n) => instanceNameFromUid(testUid(n))));
+    expect(names.size).toBe(4);
   });
 
   it.each(['', 'not-a-uid', 'zz000000-0000-4000-8000-000000000001'])('rejects %j', (uid) => {

@@ -9,10 +9,14 @@ export function resetTestUids(): void {
   counter = 0;
 }
 
-/** A deterministic, valid v4-shaped UUID per call (tests must not depend on randomness). */
+/**
+ * A deterministic, valid v4-shaped UUID per call (tests must not depend on randomness). `n` is in its first
+ * 8 hex digits as well as its last 12, so two of them name two instances (`pp-` + the first 20 hex digits,
+ * instance-name.ts): with it only at the end, every fixture proxy named the same VM.
+ */
 export function testUid(n = ++counter): string {
-  const hex = n.toString(16).padStart(12, '0');
-  return `00000000-0000-4000-8000-${hex}`;
+  const hex = n.toString(16);
+  return `${hex.padStart(8, '0')}-0000-4000-8000-${hex.padStart(12, '0')}`;
 }
 
 export const managedSpec = (over: Record<string, unknown> = {}): ProxySpec =>
