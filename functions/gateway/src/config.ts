@@ -155,7 +155,10 @@ export const GatewayEnv = z.object({
    * 2 min and a Node server's 5 s keep-alive, so the gateway normally closes first. 0: no keep-alive.
    */
   GATEWAY_UPSTREAM_KEEPALIVE_MS: int(4_000, 0, 600_000),
-  /** Idle kept-alive connections per upstream address and credentials; more are closed as their responses end. */
+  /**
+   * Idle kept-alive connections per upstream address and credentials; more are closed as their responses end.
+   * 0: none kept (keep-alive off, as GATEWAY_UPSTREAM_KEEPALIVE_MS 0).
+   */
   GATEWAY_UPSTREAM_MAX_IDLE: int(64, 0, 10_000),
   GATEWAY_LINGER_MS: timerMs(5_000, 100),
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),

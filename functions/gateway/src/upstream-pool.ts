@@ -29,7 +29,11 @@ export interface UpstreamPoolOptions {
    * upstream shortens it (Node's agent honours the hint). 0 turns keep-alive off.
    */
   idleMs: number;
-  /** Idle connections kept per upstream address and credentials; more are closed when their response ends. */
+  /**
+   * Idle connections kept per upstream address and credentials; more are closed when their response ends.
+   * 0 keeps none: keep-alive is off, as with `idleMs` 0 (Node's agent would read a maxFreeSockets of 0 as
+   * its default, 256).
+   */
   maxIdlePerUpstream: number;
 }
 
@@ -103,7 +107,8 @@ export class UpstreamPool {
     const key = `${host}|${port}|${authorization}`;
     let a = this.agents.get(key);
     if (!a) {
-      const keepAlive = this.opts.idleMs > 0;
+      // Both bounds must allow an idle connection: Node's agent takes a maxFreeSockets of 0 for its default (256).
+      const keepAlive = this.opts.idleMs > 0 && this.opts.maxIdlePerUpstream > 0;
       a = new CountingAgent(
         {
           keepAlive,

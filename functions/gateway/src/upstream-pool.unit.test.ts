@@ -47,3 +47,37 @@ describe('UpstreamPool after destroy()', () => {
     expect(pool.idleCount()).toBe(0);
   });
 });
+
+describe('UpstreamPool with maxIdlePerUpstream 0', () => {
+  // Node's agent reads maxFreeSockets 0 as its default, 256: without keep-alive off, 0 kept them all.
+  it('keeps no idle connection: each request still answered, its connection closed', async () => {
+    const upstream = http.createServer((_req, res) => setTimeout(() => res.end('ok'), 50));
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const { port } = upstream.address() as AddressInfo;
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 4000, maxIdlePerUpstream: 0 });
+    try {
+      const get = () =>
+        new Promise<string>((resolve, reject) => {
+          const agent = pool.agentFor('127.0.0.1', port, '');
+          const req = http.request({ host: '127.0.0.1', port, path: 'http://target.test/', agent }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              body += c;
+            });
+            res.on('end', () => resolve(`${res.statusCode} ${body}`));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      expect(await Promise.all(Array.from({ length: 5 }, get))).toEqual(Array(5).fill('200 ok'));
+      // A socket freed at the response's end goes to the pool (or is destroyed) on a later tick.
+      await new Promise((r) => setTimeout(r, 20));
+      expect(pool.idleCount()).toBe(0);
+    } finally {
+      pool.destroy();
+      upstream.closeAllConnections();
+      await new Promise((r) => upstream.close(r));
+    }
+  });
+});
