@@ -160,10 +160,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   const resolve =
     deps.resolve ??
     dnsResolve({ servers: cfg.GATEWAY_DNS_SERVERS, timeoutMs: cfg.GATEWAY_DNS_TIMEOUT_MS, tries: 2 });
+  // The DNS cache's own clock, monotonic: a wall clock stepped back would keep an answer past its TTL.
   const guard = new TargetGuard(allow, resolve, {
     ttlMs: cfg.GATEWAY_DNS_CACHE_SECONDS * 1000,
     maxEntries: 10_000,
-    now,
   });
 
   const reporter = deps.reporter ?? new LocalReporter(log);

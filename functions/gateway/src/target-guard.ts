@@ -16,18 +16,28 @@ export type Resolve = (host: string) => Promise<string[]>;
 export interface GuardOptions {
   ttlMs: number;
   maxEntries: number;
-  now: () => number;
+  /**
+   * Milliseconds on a monotonic clock, for the cache's ages only; default performance.now(). Not the wall
+   * clock: one stepped back (NTP, a VM resumed) kept a cached answer past its TTL by the step — traffic
+   * sent on to an address the name may no longer have.
+   */
+  now?: () => number;
 }
+
+const monotonicNow = () => performance.now();
 
 export class TargetGuard {
   private readonly cache = new Map<string, { addresses: string[]; untilMs: number }>();
   private readonly inflight = new Map<string, Promise<string[]>>();
+  private readonly now: () => number;
 
   constructor(
     private readonly allow: AllowList,
     private readonly resolve: Resolve,
     private readonly opts: GuardOptions,
-  ) {}
+  ) {
+    this.now = opts.now ?? monotonicNow;
+  }
 
   /** Synchronous for literals and cached names; a promise only when a look-up is needed. */
   check(host: string, port: number): TargetDecision | Promise<TargetDecision> {
@@ -36,7 +46,7 @@ export class TargetGuard {
       return decideTarget(host, port, ['0.0.0.0'], this.allow);
     }
     const hit = this.cache.get(host);
-    if (hit && hit.untilMs > this.opts.now()) return decideTarget(host, port, hit.addresses, this.allow);
+    if (hit && hit.untilMs > this.now()) return decideTarget(host, port, hit.addresses, this.allow);
     return this.lookup(host).then(
       (addresses) => decideTarget(host, port, addresses, this.allow),
       (): TargetDecision => ({ allow: false, reason: 'unresolvable' }),
@@ -48,7 +58,7 @@ export class TargetGuard {
     if (!p) {
       p = this.resolve(host).then((addresses) => {
         if (this.cache.size >= this.opts.maxEntries) this.cache.clear();
-        this.cache.set(host, { addresses, untilMs: this.opts.now() + this.opts.ttlMs });
+        this.cache.set(host, { addresses, untilMs: this.now() + this.opts.ttlMs });
         return addresses;
       });
       const done = () => this.inflight.delete(host);

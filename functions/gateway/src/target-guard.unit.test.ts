@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { TargetGuard } from './target-guard.js';
 
@@ -93,5 +93,33 @@ describe('TargetGuard', () => {
     const { guard } = guardWith({ 'demo.local': ['127.0.0.1'] }, ['127.0.0.1:8080']);
     expect(await guard.check('demo.local', 8080)).toEqual({ allow: true, address: '127.0.0.1' });
     expect(await guard.check('demo.local', 8081)).toEqual({ allow: false, reason: 'loopback' });
+  });
+});
+
+describe('TargetGuard clock', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  // Its default (gateway.ts passes none) is monotonic: a wall clock stepped back an hour (NTP, a VM
+  // resumed) used to keep a 30 s answer for an hour and 30 s, traffic going on to an address the name may
+  // no longer have.
+  it('ages a cached answer on the monotonic clock, not the wall clock', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'], now: Date.UTC(2026, 0, 1) });
+    let lookups = 0;
+    const guard = new TargetGuard(
+      parseAllowList([]).allow,
+      async () => {
+        lookups++;
+        return ['93.184.216.34'];
+      },
+      { ttlMs: 30_000, maxEntries: 100 },
+    );
+    expect(await guard.check('a.example', 443)).toEqual({ allow: true, address: '93.184.216.34' });
+    expect(lookups).toBe(1);
+    vi.setSystemTime(Date.now() - 3_600_000); // the wall clock only; performance.now() does not move
+    vi.advanceTimersByTime(31_000); // both
+    expect(await guard.check('a.example', 443)).toEqual({ allow: true, address: '93.184.216.34' });
+    expect(lookups).toBe(2);
   });
 });
