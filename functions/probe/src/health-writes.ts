@@ -5,6 +5,7 @@
 // times. Then it is left to the next tick, which decides from whatever is stored (docs/health.md
 // § Overlapping ticks). The passive pass commits with its cursor, all or nothing, and retries the same
 // way within its own commit (passive-pass.ts), bounded by the same HEALTH_WRITE_RETRIES.
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import type { HealthDecision, ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type {
   HealthStore,
@@ -13,6 +14,16 @@ import type {
   VersionedHealth,
 } from '../../../shared/src/ports/health-store.js';
 import type { ProbeLog } from './probe-pass.js';
+
+/** Proxies an error message names at most: a failed batch may hold a whole pass. */
+const NAMED_IN_ERROR = 10;
+
+/** `a, b` — or, past NAMED_IN_ERROR, `12000 proxies: a, b, … and 11990 more`. */
+function namedInError(names: readonly string[]): string {
+  if (names.length <= NAMED_IN_ERROR) return names.join(', ');
+  const first = names.slice(0, NAMED_IN_ERROR).join(', ');
+  return `${names.length} proxies: ${first} and ${names.length - NAMED_IN_ERROR} more`;
+}
 
 /** Times a pass decides again and rewrites a proxy whose write lost a race, before leaving it. */
 export const HEALTH_WRITE_RETRIES = 3;
@@ -76,12 +87,12 @@ export async function storeDecisions<D extends HealthDecision>(
       } else if (results[i] === 'failed') failed.push(d.decision.next.proxy);
       else lost.push(d);
     });
-    if (failed.length > 0) leave(failed, new Error(`health writes failed for ${failed.join(', ')}`));
+    if (failed.length > 0) leave(failed, new Error(`health writes failed for ${namedInError(failed)}`));
     if (lost.length === 0) break;
     const names = lost.map((d) => d.decision.next.proxy);
     if (retry === HEALTH_WRITE_RETRIES) {
       deps.log.warn('health writes kept losing to another pass; left to the next tick', {
-        proxies: names,
+        ...loggedProxies(names),
         attempts: retry + 1,
       });
       break;

@@ -8,7 +8,7 @@ import type {
   HealthWriteResult,
   VersionedHealth,
 } from '../../../shared/src/ports/health-store.js';
-import { type Decided, storeDecisions } from './health-writes.js';
+import { type Decided, HEALTH_WRITE_RETRIES, storeDecisions } from './health-writes.js';
 
 const decided = (proxy: string): Decided<HealthDecision> => {
   const decision: HealthDecision = { next: { proxy } as ProxyHealthState, write: true, publish: null };
@@ -61,5 +61,42 @@ describe('storeDecisions when the store fails', () => {
     await expect(storeDecisions({ health: allFailed, log: log() }, [decided('a')])).rejects.toThrow(
       'health writes failed for a',
     );
+  });
+});
+
+const fleet = (n: number) => Array.from({ length: n }, (_, i) => `proxy-${String(i).padStart(5, '0')}`);
+
+describe('storeDecisions at fleet scale: each line fits one Cloud Logging entry (256 KB)', () => {
+  it('logs the proxies that kept losing the race as their count and the first 100 names', async () => {
+    const l = log();
+    const health = store({
+      writeMany: async (writes): Promise<HealthWriteResult[]> => writes.map(() => 'conflict'),
+      getMany: async () => new Map(),
+    });
+    const names = fleet(10_000);
+    const stored = await storeDecisions({ health, log: l }, names.map(decided));
+    expect(stored.written).toBe(0);
+    expect(l.warnings).toHaveLength(1);
+    const { message, fields } = l.warnings[0]!;
+    expect(message).toBe('health writes kept losing to another pass; left to the next tick');
+    expect(fields).toEqual({
+      count: 10_000,
+      proxies: names.slice(0, 100),
+      truncated: true,
+      attempts: HEALTH_WRITE_RETRIES + 1,
+    });
+    expect(JSON.stringify(fields).length).toBeLessThan(32 * 1024);
+  });
+
+  it('names at most the first 10 proxies in the error of a store that failed them all', async () => {
+    const health = store({
+      writeMany: async (writes): Promise<HealthWriteResult[]> => writes.map(() => 'failed'),
+    });
+    const err = await storeDecisions({ health, log: log() }, fleet(10_000).map(decided)).catch(
+      (e: Error) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    const { message } = err as Error;
+    expect(message).toBe(`health writes failed for 10000 proxies: ${fleet(10).join(', ')} and 9990 more`);
   });
 });

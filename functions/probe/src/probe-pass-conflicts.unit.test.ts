@@ -135,7 +135,7 @@ describe('runProbePass: a health write that lost to another pass', () => {
     expect(f.warned).toEqual([
       {
         message: 'health writes kept losing to another pass; left to the next tick',
-        fields: { proxies: ['p1'], attempts: 1 + HEALTH_WRITE_RETRIES },
+        fields: { count: 1, proxies: ['p1'], attempts: 1 + HEALTH_WRITE_RETRIES },
       },
     ]);
     expect(health.get('p1')).toEqual(available());

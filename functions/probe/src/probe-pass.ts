@@ -6,6 +6,7 @@
 
 import pLimit from 'p-limit';
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
@@ -575,11 +576,11 @@ export function seedOf(p: ProxyResource): HealthSeed | null {
   };
 }
 
-/** Drops the health state of proxies that are gone from the store. */
+/** Drops the health state of proxies that are gone from the store; logs their count and the first names. */
 export async function pruneHealth(deps: ProbeDeps, live: Set<string>): Promise<number> {
   const gone = (await deps.health.listNames()).filter((n) => !live.has(n));
   if (gone.length === 0) return 0;
   await deps.health.deleteMany(gone);
-  deps.log.info('pruned health state', { proxies: gone });
+  deps.log.info('pruned health state', loggedProxies(gone));
   return gone.length;
 }

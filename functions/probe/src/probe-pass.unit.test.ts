@@ -11,7 +11,7 @@ import { missingContractFields } from '../../../shared/src/testing/log-contract.
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
-import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
+import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
 import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -481,5 +481,29 @@ describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
     await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
     expect(f.targets.length).toBe(up.spec.healthCheck.successThreshold + 1); // probed in this pass
     expect(f.health.get('up')!.passive).toEqual(kept ? evidence : null);
+  });
+});
+
+describe('pruneHealth: the health state of proxies gone from the store', () => {
+  it('is dropped whole and logged as its count and the first 100 names: a fleet deleted at once fits one entry', async () => {
+    const f = fakes(null, new Set());
+    const gone = Array.from({ length: 10_000 }, (_, i) => `gone-proxy-${String(i).padStart(5, '0')}`);
+    for (const name of [...gone, 'kept']) f.health.set(name, {} as ProxyHealthState);
+    const infos: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: (m, fields) => void infos.push([m, fields]), warn: () => {} };
+    expect(await pruneHealth(f.deps, new Set(['kept']))).toBe(10_000);
+    expect([...f.health.keys()]).toEqual(['kept']);
+    const line = infos.find(([m]) => m === 'pruned health state')![1];
+    expect(line).toEqual({ count: 10_000, proxies: gone.slice(0, 100), truncated: true });
+    expect(JSON.stringify(line).length).toBeLessThan(32 * 1024);
+  });
+
+  it('lists a few whole, with their count', async () => {
+    const f = fakes(null, new Set());
+    f.health.set('a', {} as ProxyHealthState);
+    const infos: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: (m, fields) => void infos.push([m, fields]), warn: () => {} };
+    await pruneHealth(f.deps, new Set());
+    expect(infos).toEqual([['pruned health state', { count: 1, proxies: ['a'] }]]);
   });
 });

@@ -4,6 +4,7 @@
 // store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
 // plus the commit's precondition on the state document.
 import pLimit from 'p-limit';
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
 import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/workers/ownership.js';
@@ -153,9 +154,11 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     workers: [],
   };
   if (dry.obs.skipped.length > 0) {
-    deps.log.warn('gateway-pool proxies skipped: their documents do not fit the model', {
-      proxies: dry.obs.skipped,
-    });
+    // Every pass (every minute) while they stay broken: the count and the first names, never the whole list.
+    deps.log.warn(
+      'gateway-pool proxies skipped: their documents do not fit the model',
+      loggedProxies(dry.obs.skipped),
+    );
   }
   if (dry.obs.routingDropped.length > 0) {
     deps.log.error('stored gateway routing repeats route names: later duplicates dropped; PUT a fixed one', {

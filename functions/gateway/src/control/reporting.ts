@@ -11,6 +11,7 @@
 // rest. A round refused 503, 401 or unanswered is tried again after a jittered exponential backoff (the
 // session's policy; a runtime report's capped at the report interval, so a heartbeat never goes out later
 // than it would have without the failure), not at the fixed interval's next tick.
+import { loggedProxies } from '../../../../shared/src/adapters/log/logged-proxies.js';
 import { type BackoffPolicy, backoffDelay } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
@@ -403,7 +404,8 @@ export class ReportLoop {
     const key = [...ids].sort().join(',');
     if (key !== this.revoked) {
       this.revoked = key;
-      if (ids.length) this.deps.log.info('proxies revoked by the controller', { proxies: ids });
+      // Up to the worker's whole share (20,000 proxies): the count and the first ids, never the whole list.
+      if (ids.length) this.deps.log.info('proxies revoked by the controller', loggedProxies(ids));
     }
   }
 
