@@ -21,6 +21,7 @@ import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
 import { fleetProxyRoute, fleetStateRoute, registerFleetSecurity } from './fleet-openapi.js';
 import { detailPage, fleetPage, loginPage } from './page.js';
+import { SharedFleetView } from './shared-view.js';
 import { FLEET_CSS } from './styles.js';
 import { buildFleetView } from './view-model.js';
 
@@ -29,8 +30,11 @@ export interface FleetDeps {
   auth: Authenticator;
   clock: Clock;
   log: Logger;
-  /** Coalesces bursts of document changes into one event (default 250 ms). */
+  /** Coalesces bursts of document changes into one event (default 250 ms): the least gap between two
+   *  builds of the streams' view, which grows with what a build costs (shared-view.ts). */
   debounceMs?: number;
+  /** The monotonic clock that times the view's builds (default performance.now). */
+  monotonicNow?: () => number;
   /** Re-sends when time alone changed the view (leases, cooldowns ending), and keeps proxies from idling
    *  the connection out (default 5 s). */
   refreshMs?: number;
@@ -128,18 +132,11 @@ export function fleetApp(deps: FleetDeps) {
   // One view, built and serialised once, for every stream of the moment: each stream built
   // and serialised the whole fleet itself on every change — at 10,000 proxies some 5–8 MB and 100–200 ms
   // of the event loop per stream per send, several times a second under lease traffic. A change any
-  // stream hears (`changes`) makes the next send build anew, and a view is reused for at most the debounce
-  // (the refresh's sends). The page and the JSON routes build their own, fresh.
+  // stream hears makes a later send build anew, no sooner than the debounce and four times the last
+  // build's cost after the last build (shared-view.ts); a view is reused that long (the refresh's sends
+  // too). The page and the JSON routes build their own, fresh.
   const debounceMs = deps.debounceMs ?? 250;
-  let changes = 0;
-  let shared: { changes: number; atMs: number; key: string; data: string } | null = null;
-  const sharedView = () => {
-    const atMs = performance.now();
-    if (shared && shared.changes === changes && atMs - shared.atMs < debounceMs) return shared;
-    const v = view();
-    shared = { changes, atMs, key: JSON.stringify([v.rows, v.jobs]), data: JSON.stringify(v) };
-    return shared;
-  };
+  const shared = new SharedFleetView(view, debounceMs, deps.monotonicNow ?? (() => performance.now()));
   // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.
   const ready = async () => {
     try {
@@ -300,18 +297,25 @@ export function fleetApp(deps: FleetDeps) {
           writing = false;
         }
       };
-      const send = () => {
+      const later = (ms: number) => {
+        pending ??= setTimeout(() => void send().catch(() => {}), ms);
+      };
+      const send = (): Promise<void> => {
+        // A refresh's send takes the place of a timer's: none left behind to fire after the stream ends.
+        if (pending) clearTimeout(pending);
         pending = null;
         return exclusive(async () => {
-          const { key, data } = sharedView();
-          if (key === lastKey) return;
-          lastKey = key;
-          await stream.writeSSE({ event: 'fleet', data, id: String(++seq), retry: 3000 });
+          const { view: v, dueInMs } = shared.get();
+          // Changes the view does not hold yet (its rebuild waits out the gap): sent once it is built.
+          if (dueInMs !== null) later(dueInMs);
+          if (v.key === lastKey) return;
+          lastKey = v.key;
+          await stream.writeSSE({ event: 'fleet', data: v.data, id: String(++seq), retry: 3000 });
         });
       };
       const schedule = () => {
-        changes++;
-        pending ??= setTimeout(() => void send().catch(() => {}), debounceMs);
+        shared.changed();
+        later(debounceMs);
       };
       const unsubscribe = deps.feed.subscribe(schedule);
       const refresh = setInterval(() => {
@@ -336,7 +340,7 @@ export function fleetApp(deps: FleetDeps) {
         release();
         // No stream left to hear the feed's changes: the next one must not start from this view (several
         // MB at 10,000 proxies, held for nothing meanwhile).
-        if (streams === 0) shared = null;
+        if (streams === 0) shared.drop();
         if (!stream.aborted) stream.abort();
       }
     });

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
@@ -11,6 +11,7 @@ import { getWithBody } from '../testing/get-with-body.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { InMemoryFleetFeed } from './feed.js';
 import { type FleetDeps, fleetApp } from './routes.js';
+import { BUILD_COST_FACTOR } from './shared-view.js';
 
 const NOW = new Date('2026-02-01T12:00:00Z');
 
@@ -414,6 +415,100 @@ describe('the fleet page', () => {
     expect(feed.builds - before).toBe(1);
     for (const a of aborts) a.abort();
     await Promise.all(readers.map((r) => r.reader.cancel()));
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+
+  it("rebuilds the streams' view no sooner than four times its last cost, and still sends the last change", async () => {
+    // At 10,000 proxies a build and its JSON cost 200–600 ms: rebuilt 250 ms after every lease write, it
+    // held the instance that serves the leases. Here each build costs COST on the injected monotonic clock
+    // while changes come every 20 ms for 3 s; the timers are fake, so nothing depends on this box's speed.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const abort = new AbortController();
+    try {
+      const COST = 100;
+      const base = Date.now();
+      let spent = 0; // what the builds cost, on top of the (fake) time that passed
+      const monotonicNow = () => Date.now() - base + spent;
+      const starts: number[] = [];
+      class CostlyFeed extends InMemoryFleetFeed {
+        override inputs() {
+          starts.push(monotonicNow());
+          spent += COST;
+          return super.inputs();
+        }
+      }
+      const feed = new CostlyFeed();
+      for (let i = 0; i < 200; i++) feed.proxies.set(`p-${i}`, proxy(`p-${i}`, { phase: 'Ready' }));
+      const app = fleetAlone(feed, { debounceMs: 50, refreshMs: 1_000, monotonicNow });
+      const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const reading = (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          text += decoder.decode(value);
+        }
+      })();
+      const lastEvent = () => {
+        const events = text.split('\n\n').filter((e) => e.startsWith('event: fleet'));
+        const data = events.at(-1)!.match(/^data: (.*)$/m)![1]!;
+        return JSON.parse(data) as { rows: Array<{ name: string; attributes: Record<string, string> }> };
+      };
+      const setRound = (round: string) => {
+        feed.proxies.set('p-0', proxy('p-0', { phase: 'Ready' }, { round }));
+        feed.changed();
+      };
+      for (let i = 0; i < 150; i++) {
+        setRound(String(i));
+        await vi.advanceTimersByTimeAsync(20);
+      }
+      setRound('last');
+      await vi.advanceTimersByTimeAsync(3_000);
+      // Every build waited at least K times the last one's cost after it ended.
+      const gaps = starts.slice(1).map((s, i) => s - (starts[i]! + COST));
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(BUILD_COST_FACTOR * COST);
+      // Changes kept coming through (3 s of them at ≥ 5 × COST a build), none lost: the last one is sent.
+      expect(starts.length).toBeGreaterThanOrEqual(5);
+      expect(starts.length).toBeLessThanOrEqual(Math.ceil(6_000 / ((BUILD_COST_FACTOR + 1) * COST)) + 1);
+      expect(lastEvent().rows.find((r) => r.name === 'p-0')!.attributes).toEqual({ round: 'last' });
+      abort.abort();
+      await reader.cancel();
+      await reading;
+    } finally {
+      abort.abort();
+      vi.useRealTimers();
+    }
+  });
+
+  it("serialises the rows once per build: the event's data and the key that skips an unchanged view", async () => {
+    const feed = new SlowFeed();
+    feed.load();
+    let serialised = 0;
+    // Serialising a row's attributes calls this; buildRow copies it with the other attributes.
+    const counting = {
+      toJSON: () => {
+        serialised++;
+        return { zone: 'a' };
+      },
+    } as unknown as Record<string, string>;
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }, counting));
+    const app = fleetAlone(feed, { debounceMs: 1, refreshMs: 60_000 });
+    const abort = new AbortController();
+    const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!/"phase":"Ready"/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    expect(feed.builds).toBe(1);
+    expect(serialised).toBe(1);
+    // The data is the view exactly as JSON.stringify gives it, generatedAt first.
+    const data = text.match(/^data: (.*)$/m)![1]!;
+    expect(data).toBe(JSON.stringify(JSON.parse(data)));
+    expect(Object.keys(JSON.parse(data))).toEqual(['generatedAt', 'rows', 'phases', 'jobs']);
+    expect(JSON.parse(data).rows[0].attributes).toEqual({ zone: 'a' });
+    abort.abort();
+    await reader.cancel();
     await expect.poll(() => feed.subscribers).toBe(0);
   });
 
