@@ -63,6 +63,12 @@ export interface LeaseServiceDeps {
   /** Which proxies the gateway holds (contract §4 step 4): never leased while it does. */
   gate: OwnershipGate;
   clock: Clock;
+  /**
+   * Milliseconds on a monotonic clock (performance.now() in production), for the credentials quarantine's
+   * QUARANTINE_MS: timed on `clock`, a wall clock stepped back an hour kept a secret's proxies out for an
+   * hour and 30 s, every acquire on them 409 no_match meanwhile.
+   */
+  monotonicNow: () => number;
   settings: LeaseSettings;
   log: Logger;
   /** How long a request waits for the local views to load after a (re)start. */
@@ -117,7 +123,7 @@ const KEY_ROUNDS = 3;
 export const FULL_REFRESH_LIMIT = 16;
 
 export class LeaseService {
-  /** Proxy names and secrets set aside → until when; emptied once the last of them is over. */
+  /** Proxy names and secrets set aside → until when (monotonicNow); emptied once the last of them is over. */
   private readonly quarantine = new Map<string, number>();
   private quarantineEnds = 0;
   /** Once loaded, the lease and gateway views stay (their listeners reconnect by themselves). */
@@ -358,7 +364,7 @@ export class LeaseService {
       secret: err.secret?.secret ?? null,
       cause: err.cause,
     });
-    const now = this.deps.clock.now().getTime();
+    const now = this.deps.monotonicNow();
     const until = now + QUARANTINE_MS;
     // Keyed by names that come and go over months: those whose time is over go now, so the set holds only
     // what was set aside within the last QUARANTINE_MS.
@@ -388,6 +394,7 @@ export class LeaseService {
   private plan(req: AcquireRequest, target: string | null, ranksAll = false): SelectionPlan {
     const { catalog, store, clock, gate } = this.deps;
     const now = clock.now();
+    const quarantineNow = this.deps.monotonicNow();
     const limit = ranksAll ? undefined : (this.deps.candidateLimit ?? CANDIDATE_LIMIT);
     return planSelection(
       catalog.list(),
@@ -396,7 +403,7 @@ export class LeaseService {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),
         cooldownEndMs: (p, t) => store.cooldownEnd(p, t, now)?.getTime() ?? null,
-        unusable: (p) => this.quarantined(p, now.getTime()),
+        unusable: (p) => this.quarantined(p, quarantineNow),
         heldByGateway: (p) => !gate.leasable(p),
       },
     );

@@ -32,6 +32,11 @@ export function buildLeaseApi(opts: {
   firestore: Firestore;
   secrets: SecretReader;
   clock: Clock;
+  /**
+   * The monotonic clock that times the credentials quarantine (LeaseServiceDeps.monotonicNow): the API's
+   * wiring passes performance.now. Default: `clock`'s time, for tests whose ManualClock times it too.
+   */
+  monotonicNow?: () => number;
   registry: Registry;
   log: Logger;
   config: LeaseConfig;
@@ -64,6 +69,7 @@ export function buildLeaseApi(opts: {
     secrets,
     gate,
     clock,
+    monotonicNow: opts.monotonicNow ?? (() => clock.now().getTime()),
     settings,
     log,
     ...(opts.candidateLimit !== undefined && { candidateLimit: opts.candidateLimit }),
