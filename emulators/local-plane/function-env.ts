@@ -1,6 +1,7 @@
 // What the functions read beyond the shared env contract, set for a local run: the tick periods follow
 // the local scheduler's cadence (schedules.json `localEverySeconds` / speed), the EGRESS probe fetches the
 // local API's /v1/echo, and the prober's own address is loopback. A value the developer set wins.
+// SNAPSHOT_TICK_SECONDS goes to the API as well (localApiEnv): both check the worker timings against it.
 import type { ScheduleTable } from '../../shared/src/config/topology.js';
 
 export function localFunctionEnv(opts: {
@@ -14,6 +15,7 @@ export function localFunctionEnv(opts: {
     return j ? String(j.localEverySeconds / opts.speed) : undefined;
   };
   const gcPeriod = opts.schedules.jobs['gc-sweep']?.localEverySeconds;
+  const snapshotPeriod = opts.schedules.jobs['snapshot-tick']?.localEverySeconds;
   const wanted: Record<string, string | undefined> = {
     PROBE_ECHO_URL: `${opts.apiUrl}/v1/echo`,
     PROBE_CALLER_IPS: '127.0.0.1',
@@ -23,6 +25,10 @@ export function localFunctionEnv(opts: {
     // below the tick period, or `--speed` ticks came inside it and about every other one swept nothing.
     GC_MIN_RUN_GAP_SECONDS:
       gcPeriod === undefined ? undefined : String(Math.min(15, Math.floor(gcPeriod / opts.speed / 2))),
+    // The worker timings are checked against the snapshot tick's period (workers/settings.ts), a whole
+    // number of seconds: rounded up, the side on which the check is stricter.
+    SNAPSHOT_TICK_SECONDS:
+      snapshotPeriod === undefined ? undefined : String(Math.max(1, Math.ceil(snapshotPeriod / opts.speed))),
     // Local targets (the demo target) use self-signed certificates; never set deployed.
     PROBE_TLS_INSECURE: '1',
   };
@@ -31,4 +37,10 @@ export function localFunctionEnv(opts: {
       (e): e is [string, string] => e[1] !== undefined && opts.env[e[0]] === undefined,
     ),
   );
+}
+
+/** What of the functions' local env the API reads too: the worker timings' snapshot tick. */
+export function localApiEnv(functionEnv: Record<string, string>): Record<string, string> {
+  const tick = functionEnv.SNAPSHOT_TICK_SECONDS;
+  return tick === undefined ? {} : { SNAPSHOT_TICK_SECONDS: tick };
 }

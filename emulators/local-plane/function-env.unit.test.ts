@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
-import { localFunctionEnv } from './function-env.js';
+import { loadWorkerSettings } from '../../shared/src/domain/workers/settings.js';
+import { localApiEnv, localFunctionEnv } from './function-env.js';
 
 const schedules = loadScheduleTable();
 const envAt = (speed: number, env: NodeJS.ProcessEnv = {}) =>
@@ -28,5 +29,21 @@ describe('localFunctionEnv', () => {
 
   it('a value the developer set wins', () => {
     expect(envAt(2, { GC_MIN_RUN_GAP_SECONDS: '1' }).GC_MIN_RUN_GAP_SECONDS).toBeUndefined();
+  });
+
+  it("gives the snapshot function and the API the local snapshot tick's period, which the worker timings hold", () => {
+    const period = schedules.jobs['snapshot-tick']!.localEverySeconds;
+    expect(envAt(1).SNAPSHOT_TICK_SECONDS).toBe(String(period));
+    expect(localApiEnv(envAt(1))).toEqual({ SNAPSHOT_TICK_SECONDS: String(period) });
+    for (const speed of [0.05, 0.5, 1, 2, 3, 100]) {
+      const tick = Number(envAt(speed).SNAPSHOT_TICK_SECONDS);
+      // Whole seconds, never shorter than the tick really is.
+      expect(Number.isInteger(tick), `speed ${speed}`).toBe(true);
+      expect(tick, `speed ${speed}`).toBeGreaterThanOrEqual(period / speed);
+      expect(tick, `speed ${speed}`).toBeLessThan(Math.max(1, period / speed + 1));
+      expect(() => loadWorkerSettings(envAt(speed)), `speed ${speed}`).not.toThrow();
+    }
+    expect(envAt(1, { SNAPSHOT_TICK_SECONDS: '7' }).SNAPSHOT_TICK_SECONDS).toBeUndefined();
+    expect(localApiEnv(envAt(1, { SNAPSHOT_TICK_SECONDS: '7' }))).toEqual({});
   });
 });

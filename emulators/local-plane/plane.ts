@@ -14,7 +14,7 @@ import { DEFAULT_PROXY_PORT } from '../compute/instance-spec.js';
 import { jsonLineLog } from '../compute/log.js';
 import { demoCertificate } from '../demo-target/certificate.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
-import { localFunctionEnv } from './function-env.js';
+import { localApiEnv, localFunctionEnv } from './function-env.js';
 import { hostFunctions } from './functions.js';
 import { gatewayExtraCaEnv } from './gateway-trust.js';
 import { planeLayout } from './layout.js';
@@ -184,7 +184,7 @@ export async function startPlane(
 
   const api = startApi({
     ...ports.api,
-    env: { ...env, ...apiCredentials },
+    env: { ...env, ...apiCredentials, ...localApiEnv(functionEnv) },
     logDir,
     onSpawn: (stop) => teardown.add('api', stop, Layer.services),
   }).then((svc) => {

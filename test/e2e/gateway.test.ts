@@ -32,7 +32,8 @@ const WORKER = 'gw-e2e';
 const ZONE = 'us-central1-a';
 const NAMES = ['e2e-a', 'e2e-b', 'e2e-c'];
 const SETTINGS = {
-  // The control plane: renewals every ~5 s (less than 25 s of a 30 s grant left), stale after 12 s.
+  // The control plane: renewals every ~5 s (less than 25 s of a 30 s grant left), stale after 12 s, ticked
+  // every second (gp.startTicking(1000) below).
   WORKER_SESSION_TTL_SECONDS: '15',
   WORKER_REPORT_TTL_SECONDS: '6',
   WORKER_REPORT_INTERVAL_SECONDS: '1',
@@ -42,6 +43,7 @@ const SETTINGS = {
   ALLOCATION_SAFETY_MARGIN_SECONDS: '2',
   CLOCK_SKEW_SECONDS: '1',
   SNAPSHOT_RESEND_AFTER_SECONDS: '3',
+  SNAPSHOT_TICK_SECONDS: '1',
   // Reconcile, requeue and probe at the local plane's cadence.
   RECONCILE_PROVISIONING_POLL_MS: '1000',
   RECONCILE_DELETION_POLL_MS: '1000',

@@ -27,7 +27,8 @@ import { pollUntil } from '../support/poll.js';
 import { poolProxy } from '../support/worker-client.js';
 
 const WORKER = 'gw-s';
-// Renewed every ~4 s (less than 26 s of a 30 s grant left); stale after 10 s without a snapshot.
+// Renewed every ~4 s (less than 26 s of a 30 s grant left); stale after 10 s without a snapshot. Ticked
+// every second (gp.startTicking(1000) below).
 const SETTINGS = {
   WORKER_SESSION_TTL_SECONDS: '10',
   WORKER_REPORT_TTL_SECONDS: '5',
@@ -38,6 +39,7 @@ const SETTINGS = {
   ALLOCATION_SAFETY_MARGIN_SECONDS: '2',
   CLOCK_SKEW_SECONDS: '1',
   SNAPSHOT_RESEND_AFTER_SECONDS: '3',
+  SNAPSHOT_TICK_SECONDS: '1',
 };
 
 let gp: GatewayPlane;

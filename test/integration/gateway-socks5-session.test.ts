@@ -28,6 +28,8 @@ const SETTINGS = {
   OWNERSHIP_RENEW_BEFORE_SECONDS: '26',
   ALLOCATION_SAFETY_MARGIN_SECONDS: '2',
   CLOCK_SKEW_SECONDS: '1',
+  // Ticked every second (gp.startTicking(1000) below).
+  SNAPSHOT_TICK_SECONDS: '1',
 };
 
 let gp: GatewayPlane;

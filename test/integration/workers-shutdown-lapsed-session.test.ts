@@ -32,6 +32,8 @@ beforeAll(async () => {
     env: {
       OWNERSHIP_GRANT_SECONDS: '300',
       OWNERSHIP_RENEW_BEFORE_SECONDS: '60',
+      // … and a max stale age such a grant's renewals (every 240 s or so) keep a steady worker under.
+      WORKER_MAX_STALE_AGE_SECONDS: '300',
       WORKER_SESSION_TTL_SECONDS: String(SESSION_TTL_S),
     },
   });

@@ -328,7 +328,11 @@ export async function snapshotPassAfter(firestore: Firestore, afterMs: number, t
 export const ADMIN_TOKEN = 'workers-test-admin-token-0123456789';
 export const workerToken = (workerId: string) => `worker-token-${workerId}-0123456789`;
 
-/** Short timings so that lapses happen within a test: sessions 6 s, grants 8 s (renewed under 5 s left). */
+/**
+ * Short timings so that lapses happen within a test: sessions 6 s, grants 8 s (renewed under 5 s left).
+ * The tick is the one `startTicking(1000)` paces; a test that ticks by hand or not at all never waits on a
+ * renewal.
+ */
 export const FAST_SETTINGS: Record<string, string> = {
   WORKER_SESSION_TTL_SECONDS: '6',
   WORKER_REPORT_TTL_SECONDS: '3',
@@ -339,6 +343,7 @@ export const FAST_SETTINGS: Record<string, string> = {
   ALLOCATION_SAFETY_MARGIN_SECONDS: '1',
   CLOCK_SKEW_SECONDS: '1',
   SNAPSHOT_RESEND_AFTER_SECONDS: '3',
+  SNAPSHOT_TICK_SECONDS: '1',
 };
 
 /**

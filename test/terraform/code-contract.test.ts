@@ -42,7 +42,7 @@ import { defaultRetry } from '../../shared/src/adapters/gce/retry.js';
 import { SUBSCRIPTION_DELETE_TIMEOUT_MS } from '../../shared/src/adapters/pubsub/subscription-reaper.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { DEFAULT_WORKER_SETTINGS, WorkerSettingsEnv } from '../../shared/src/domain/workers/settings.js';
 import { listUnits, type Unit } from '../../terraform/build/units.js';
 import { type Block, loadModule, nested, resourceOf, type TfConfig } from './support/hcl.js';
 import { repoRoot, terraformDir } from './support/paths.js';
@@ -297,6 +297,28 @@ describe('requeue: the loop docs/cost.md prices is the one the deployed config r
   });
 });
 
+// Seconds between runs of a cron schedule ("* * * * *" or "*/N * * * *", the forms the table uses).
+const periodSeconds = (cron: string) => {
+  const minute = cron.split(' ')[0]!;
+  if (minute === '*') return 60;
+  const every = /^\*\/(\d+)$/.exec(minute)?.[1];
+  if (!every) throw new Error(`schedule ${cron}: not a form this test reads`);
+  return Number(every) * 60;
+};
+
+describe('the worker timings are checked against the deployed snapshot tick', () => {
+  it("SNAPSHOT_TICK_SECONDS' default is snapshot-tick's period, and Terraform leaves it to the code", () => {
+    // settings.ts refuses grant and renewal timings that leave healthy workers stale or past usableUntil
+    // at this tick: a schedule changed without it would check them against a tick that never runs.
+    const schedule = loadScheduleTable().jobs['snapshot-tick']!.schedule;
+    expect(WorkerSettingsEnv.parse({}).SNAPSHOT_TICK_SECONDS).toBe(periodSeconds(schedule));
+    for (const [name, { env }] of deployed) {
+      expect(Object.keys(env.plain), name).not.toContain('SNAPSHOT_TICK_SECONDS');
+      expect(Object.keys(env.secrets), name).not.toContain('SNAPSHOT_TICK_SECONDS');
+    }
+  });
+});
+
 describe('the stale-gateway alert fires before the gateway stops taking traffic', () => {
   const policy = () => resourceOf(tf, 'google_monitoring_alert_policy', 'stale_gateway');
   /** The thresholds the variable's validation allows (`contains([…], var.max_snapshot_age_seconds)`). */
@@ -351,14 +373,6 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
 });
 
 describe('the failing-jobs alert can fire for every scheduled job', () => {
-  // Minutes between runs of a cron schedule ("* * * * *" or "*/N * * * *", the forms the table uses).
-  const periodSeconds = (cron: string) => {
-    const minute = cron.split(' ')[0]!;
-    if (minute === '*') return 60;
-    const every = /^\*\/(\d+)$/.exec(minute)?.[1];
-    if (!every) throw new Error(`schedule ${cron}: not a form this test reads`);
-    return Number(every) * 60;
-  };
   /** Whether a condition's filter counts this job's lines (its `metric.label.job` clauses). */
   const selects = (filter: string, job: string) =>
     [...filter.matchAll(/metric\.label\.job\s*(!?=)\s*"([^"]+)"/g)].every(([, op, value]) =>

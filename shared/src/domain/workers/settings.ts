@@ -22,14 +22,54 @@ export const WorkerSettingsEnv = z
      * Its ceiling is above the grant's (1 day) plus the skew's (300 s), so every grant accepted here has a
      * horizon that covers it (the refine below). */
     WORKER_VIEW_HORIZON_SECONDS: seconds(3600, 2 * 86_400),
+    /** The snapshot tick's period: 60 s, the deployed snapshot-tick schedule (schedules.json, held equal
+     * by test/terraform/code-contract.test.ts); the local plane sets its own cadence. Read only by the
+     * refines below: the passes run when the scheduler fires, whatever this says. */
+    SNAPSHOT_TICK_SECONDS: seconds(60, 3600),
   })
   .refine((e) => e.OWNERSHIP_RENEW_BEFORE_SECONDS < e.OWNERSHIP_GRANT_SECONDS, {
     message: 'OWNERSHIP_RENEW_BEFORE_SECONDS must be below OWNERSHIP_GRANT_SECONDS',
   })
-  // A renewal is due while more than the margin remains, so a live worker's proxies never pass usableUntil.
   .refine((e) => e.ALLOCATION_SAFETY_MARGIN_SECONDS < e.OWNERSHIP_RENEW_BEFORE_SECONDS, {
     message: 'ALLOCATION_SAFETY_MARGIN_SECONDS must be below OWNERSHIP_RENEW_BEFORE_SECONDS',
   })
+  // The two below hold a steady live worker serving: its grant is renewed (grants.ts nextGrant) by the
+  // first tick whose pass reads less than RENEW_BEFORE left, so one tick after the last pass that read at
+  // least that much. Passes run on whichever instance the tick reaches, and the skew allowance is how far
+  // those instances' clocks, and a gateway's, may disagree (docs/gateway-control-plane.md § Ownership grant,
+  // renewal and heartbeat). Delivery time is not counted: the defaults leave a minute of room.
+  //
+  // A renewal is a steady worker's only new snapshot version, and only a new one restarts its stale clock
+  // (gateway worker.ts taken), counted on its monotonic clock from the take. A pass reading the grant on a
+  // clock that trails the granting one's by the skew renews that much later: renewals come up to
+  // GRANT − RENEW_BEFORE + tick + skew apart, which must stay under the max stale age, or every healthy
+  // worker answers snapshot_stale for part of each cycle.
+  .refine(
+    (e) =>
+      e.OWNERSHIP_GRANT_SECONDS -
+        e.OWNERSHIP_RENEW_BEFORE_SECONDS +
+        e.SNAPSHOT_TICK_SECONDS +
+        e.CLOCK_SKEW_SECONDS <
+      e.WORKER_MAX_STALE_AGE_SECONDS,
+    {
+      message:
+        'OWNERSHIP_GRANT_SECONDS − OWNERSHIP_RENEW_BEFORE_SECONDS + SNAPSHOT_TICK_SECONDS + CLOCK_SKEW_SECONDS must be below WORKER_MAX_STALE_AGE_SECONDS (renewals further apart than the max stale age leave healthy workers stale)',
+    },
+  )
+  // The last pass that did not renew read at least RENEW_BEFORE left; the renewal comes a tick later, with
+  // at least RENEW_BEFORE − tick left on that pass's clock, and a gateway clock ahead of it by the skew reads
+  // that much less (usableUntil is checked on its wall clock). More than the margin must be left, so a
+  // live worker's proxies never pass usableUntil (new picks refused) nor, a fortiori, their grant (every
+  // tunnel cut). This also keeps the margin below RENEW_BEFORE (the refine above).
+  .refine(
+    (e) =>
+      e.OWNERSHIP_RENEW_BEFORE_SECONDS >
+      e.SNAPSHOT_TICK_SECONDS + e.ALLOCATION_SAFETY_MARGIN_SECONDS + e.CLOCK_SKEW_SECONDS,
+    {
+      message:
+        'OWNERSHIP_RENEW_BEFORE_SECONDS must be above SNAPSHOT_TICK_SECONDS + ALLOCATION_SAFETY_MARGIN_SECONDS + CLOCK_SKEW_SECONDS (a renewal must reach a live worker before its proxies pass usableUntil)',
+    },
+  )
   // A session lapsed longer ago than the horizon can hold no grant any more (view.ts), whatever the pass
   // reads of it: leaving it unread changes no decision.
   .refine((e) => e.WORKER_VIEW_HORIZON_SECONDS >= e.OWNERSHIP_GRANT_SECONDS + e.CLOCK_SKEW_SECONDS, {

@@ -57,7 +57,8 @@ describe('view horizon settings', () => {
   });
 
   // Every grant the settings accepted before the horizon existed (OWNERSHIP_GRANT_SECONDS ≤ 86,400) must
-  // still find a horizon that covers it plus the skew allowance.
+  // still find a horizon that covers it plus the skew allowance (renewed 20 s into it, as a grant that
+  // long must be to keep its workers under the max stale age: settings.ts).
   it.each([
     ['86396', '86401', true],
     ['86400', '86405', true],
@@ -68,7 +69,12 @@ describe('view horizon settings', () => {
   ])(
     'OWNERSHIP_GRANT_SECONDS=%s with WORKER_VIEW_HORIZON_SECONDS=%s (5 s skew) → accepted %s',
     (g, v, ok) => {
-      const load = () => loadWorkerSettings({ OWNERSHIP_GRANT_SECONDS: g, WORKER_VIEW_HORIZON_SECONDS: v });
+      const load = () =>
+        loadWorkerSettings({
+          OWNERSHIP_GRANT_SECONDS: g,
+          OWNERSHIP_RENEW_BEFORE_SECONDS: String(Number(g) - 20),
+          WORKER_VIEW_HORIZON_SECONDS: v,
+        });
       if (ok) expect(load()).toMatchObject({ grantMs: Number(g) * 1000, viewHorizonMs: Number(v) * 1000 });
       else expect(load).toThrow(/WORKER_VIEW_HORIZON_SECONDS/);
     },
