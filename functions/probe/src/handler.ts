@@ -2,6 +2,7 @@
 // listener: each pass sees it as it is then), prune the state of proxies gone from its first view, run
 // passes over the windows since the previous run until the invocation's budget is spent, record the run.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import { firstWindowStart } from '../../../shared/src/domain/health/probe-window.js';
@@ -59,6 +60,9 @@ export interface ProbeHandlerDeps extends ProbeDeps {
  */
 export const MIN_PASS_BUDGET_MS = 5_000;
 
+/** Skipped documents named per line, each with its failing field paths: the count says how many more. */
+const LOGGED_SKIPPED = 20;
+
 export interface ProbeRunSummary extends PassCounts {
   passes: number;
   pruned: number;
@@ -102,10 +106,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     if (skipped.length > 0) {
       // Not probed (nothing in such a document can be trusted to say where the proxy is), and said so on
       // every run until the document is repaired or deleted.
+      const logged = loggedProxies(skipped, LOGGED_SKIPPED);
       deps.log.warn('proxy documents that do not fit the model were skipped', {
         event: 'probe.invalid_documents_skipped',
-        count: skipped.length,
-        proxies: skipped.slice(0, 20).map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
+        ...logged,
+        proxies: logged.proxies.map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
       });
     }
     // Right after the listing, while it is current: a run that overlaps this one (the next tick's, while

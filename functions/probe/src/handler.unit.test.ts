@@ -711,6 +711,29 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     expect(deleted).toEqual(['gone']);
     expect(warnings).toContain('proxy documents that do not fit the model were skipped');
   });
+
+  it('logs more than 20 such documents as their count and the first 20, truncated', async () => {
+    const { d } = deps(false);
+    const lines: Array<Record<string, unknown>> = [];
+    const skipped = Array.from({ length: 25 }, (_, i) => ({
+      name: `broken-${i}`,
+      issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }],
+    }));
+    await handleProbeTick({
+      ...d,
+      proxies: { watchAll: async () => fixedView({ proxies: [], skipped }) },
+      log: { ...d.log, warn: (message, fields) => void lines.push({ message, ...fields }) },
+    });
+    expect(lines.filter((l) => l.event === 'probe.invalid_documents_skipped')).toEqual([
+      {
+        message: 'proxy documents that do not fit the model were skipped',
+        event: 'probe.invalid_documents_skipped',
+        count: 25,
+        proxies: skipped.slice(0, 20).map((s) => ({ name: s.name, fields: ['spec.port'] })),
+        truncated: true,
+      },
+    ]);
+  });
 });
 
 describe('handleProbeTick: the run budget', () => {

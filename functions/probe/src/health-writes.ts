@@ -15,7 +15,10 @@ import type {
 } from '../../../shared/src/ports/health-store.js';
 import type { ProbeLog } from './probe-pass.js';
 
-/** Proxies an error message names at most: a failed batch may hold a whole pass. */
+/**
+ * Proxies an error message, or the line of writes that failed part-way, names at most: a failed batch
+ * may hold a whole pass.
+ */
 const NAMED_IN_ERROR = 10;
 
 /** `a, b` — or, past NAMED_IN_ERROR, `12000 proxies: a, b, … and 11990 more`. */
@@ -113,9 +116,9 @@ export async function storeDecisions<D extends HealthDecision>(
     }
   }
   if (unstored.length > 0)
-    deps.log.warn('health writes failed after others of the pass landed; left to their next slot', {
-      proxies: unstored.slice(0, 10),
-      count: unstored.length,
-    });
+    deps.log.warn(
+      'health writes failed after others of the pass landed; left to their next slot',
+      loggedProxies(unstored, NAMED_IN_ERROR),
+    );
   return { decisions, written };
 }

@@ -88,6 +88,23 @@ describe('storeDecisions at fleet scale: each line fits one Cloud Logging entry 
     expect(JSON.stringify(fields).length).toBeLessThan(32 * 1024);
   });
 
+  it('logs the writes that failed after others landed as their count, the first 10 names, truncated', async () => {
+    const l = log();
+    const names = fleet(25);
+    const health = store({
+      writeMany: async (writes): Promise<HealthWriteResult[]> =>
+        writes.map((_, i) => (i === 0 ? 'written' : 'failed')),
+    });
+    const stored = await storeDecisions({ health, log: l }, names.map(decided));
+    expect(stored.written).toBe(1);
+    expect(l.warnings).toEqual([
+      {
+        message: 'health writes failed after others of the pass landed; left to their next slot',
+        fields: { count: 24, proxies: names.slice(1, 11), truncated: true },
+      },
+    ]);
+  });
+
   it('names at most the first 10 proxies in the error of a store that failed them all', async () => {
     const health = store({
       writeMany: async (writes): Promise<HealthWriteResult[]> => writes.map(() => 'failed'),

@@ -9,6 +9,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
@@ -328,12 +329,11 @@ const LOGGED_SKIPPED = 20;
 async function listSteadyLogged(deps: SweepDeps) {
   const { proxies, skipped } = await listSteady(deps.store, deps.driftPollMs);
   if (skipped.length > 0) {
+    const logged = loggedProxies(skipped, LOGGED_SKIPPED);
     deps.log.warn('proxy documents that do not fit the model were skipped by the drift poll', {
       event: 'requeue.invalid_documents_skipped',
-      count: skipped.length,
-      proxies: skipped
-        .slice(0, LOGGED_SKIPPED)
-        .map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
+      ...logged,
+      proxies: logged.proxies.map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
     });
   }
   return proxies;

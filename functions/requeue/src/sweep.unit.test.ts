@@ -764,6 +764,26 @@ describe('stored documents that do not fit the model', () => {
     expect(published.map((p) => p.proxy)).toEqual(['steady']);
   });
 
+  it('are logged past 20 as their count and the first 20, truncated', async () => {
+    const log = memoryLogger();
+    const skipped = Array.from({ length: 25 }, (_, i) => ({
+      name: `edge-broken-${i}`,
+      issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }],
+    }));
+    const listAll: SweepDeps['store']['listAll'] = async (filter) => {
+      const listing = await store.listAll(filter);
+      return filter?.phase === 'Ready' ? { ...listing, skipped } : listing;
+    };
+    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listAll } }, t0);
+    expect(log.lines.filter((l) => l.event === 'requeue.invalid_documents_skipped')).toEqual([
+      expect.objectContaining({
+        count: 25,
+        proxies: skipped.slice(0, 20).map((s) => ({ name: s.name, fields: ['spec.port'] })),
+        truncated: true,
+      }),
+    ]);
+  });
+
   it('log nothing when every document fits', async () => {
     const log = memoryLogger();
     await store.create(aProxy({ name: 'steady', uid: testUid(1), status: running() }));

@@ -14,6 +14,7 @@
 
 import { z } from 'zod';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { proxiesForSecretChange, type SecretChange } from '../../../shared/src/domain/secret-references.js';
 import {
@@ -104,8 +105,7 @@ export async function handleSecretEvent(
   await publishAll(deps, names, fields);
   deps.log.info('secret changed: referencing proxies re-enqueued', {
     ...fields,
-    count: names.length,
-    proxies: names.slice(0, LOGGED_NAMES),
+    ...loggedProxies(names, LOGGED_NAMES),
   });
   return { kind: 'fanned-out', proxies: names };
 }
@@ -131,8 +131,7 @@ async function publishAll(
     deps.log.warn('secret event: reconcile requests unconfirmed; the notification is redelivered', {
       ...fields,
       event: 'rotation.publish_unconfirmed',
-      count: unconfirmed.length,
-      proxies: unconfirmed.slice(0, LOGGED_NAMES),
+      ...loggedProxies(unconfirmed, LOGGED_NAMES),
     });
   }
   const first = rejected.find((f) => !mayStillBeSent(f.reason)) ?? rejected[0];

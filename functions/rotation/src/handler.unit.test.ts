@@ -278,6 +278,45 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     expect(sizes).toEqual([2, 2, 2]);
   });
 
+  it('logs a fan-out past 100 proxies as its count and the first 100 names, truncated', async () => {
+    for (let i = 0; i < 120; i++) {
+      const name = `many-${String(i).padStart(3, '0')}`;
+      await store.create(aProxy({ name, spec: managedSpec({ credentialsRef: { secret: 'rot' } }) }));
+    }
+    const outcome = await onSecretEvent(deps, versionAdded('rot'));
+    if (outcome.kind !== 'fanned-out') throw new Error(`not fanned out: ${outcome.kind}`);
+    expect(outcome.proxies).toHaveLength(123);
+    const lines = deps.log.lines.filter(
+      (l) => l.message === 'secret changed: referencing proxies re-enqueued',
+    );
+    expect(lines).toEqual([
+      expect.objectContaining({ count: 123, proxies: outcome.proxies.slice(0, 100), truncated: true }),
+    ]);
+  });
+
+  it('logs more than 100 unconfirmed publishes as their count and the first 100 names, truncated', async () => {
+    for (let i = 0; i < 120; i++) {
+      const name = `many-${String(i).padStart(3, '0')}`;
+      await store.create(aProxy({ name, spec: managedSpec({ credentialsRef: { secret: 'rot' } }) }));
+    }
+    const sent: string[] = [];
+    publisher.publish = async (request) => {
+      sent.push(request.proxy);
+      throw new PublishError('unconfirmed', 'no confirmation in 10 s');
+    };
+    await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('no confirmation in 10 s');
+    expect(sent).toHaveLength(123);
+    const lines = deps.log.lines.filter((l) => l.event === 'rotation.publish_unconfirmed');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        count: 123,
+        proxies: sent.slice(0, 100),
+        truncated: true,
+      }),
+    ]);
+  });
+
   it('goes on past a page with documents that do not fit the model, and names them in a warning', async () => {
     const read = store.listPage.bind(store);
     store.listPage = async (filter, page) => {

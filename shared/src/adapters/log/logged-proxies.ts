@@ -1,7 +1,9 @@
 // A list with one entry per proxy, on one log line. The fleet may hold tens of thousands of proxies, and
 // Cloud Logging refuses or cuts an entry over 256 KB: the line an operator needs would be the one lost.
 // Logged instead as the full `count`, the first `max` entries, and `truncated: true` when some were left
-// out (the rotation, requeue and passive-pass lines restate the same shape with their own field names).
+// out. The lines that log such a list as `{count, proxies}` go through here, so a cut list reads the same
+// way across the fleet; a site that logs more than a name per proxy maps the (short) `proxies` it gets.
+// The passive pass's `deferred` / `uncounted` lines name their count differently and carry no flag.
 
 /** Entries logged per list unless a site says otherwise: 100 names of at most 63 characters, under 8 KB. */
 export const LOGGED_PROXIES = 100;
