@@ -129,12 +129,13 @@ export function fleetApp(deps: FleetDeps) {
   );
   const now = () => deps.clock.now();
   const view = () => buildFleetView(deps.feed.inputs(), now());
-  // One view, built and serialised once, for every stream of the moment: each stream built
-  // and serialised the whole fleet itself on every change — at 10,000 proxies some 5–8 MB and 100–200 ms
-  // of the event loop per stream per send, several times a second under lease traffic. A change any
-  // stream hears makes a later send build anew, no sooner than the debounce and four times the last
-  // build's cost after the last build (shared-view.ts); a view is reused that long (the refresh's sends
-  // too). The page and the JSON routes build their own, fresh.
+  // One view, built and serialised once, for every stream and every poll of the state (`fleet watch`) of the
+  // moment: each stream built and serialised the whole fleet itself on every change — at 10,000 proxies
+  // some 5–8 MB and 100–200 ms of the event loop per stream per send, several times a second under lease
+  // traffic — and each poll did once more. A view is rebuilt no sooner than the debounce and four times
+  // the last build's cost after the last build, and reused (never older) that long (shared-view.ts); a
+  // change any stream hears makes a later send build anew. The HTML page renders its own fresh view (one
+  // per page load, whose rows it renders as HTML anyway), and so does a proxy's detail.
   const debounceMs = deps.debounceMs ?? 250;
   const shared = new SharedFleetView(view, debounceMs, deps.monotonicNow ?? (() => performance.now()));
   // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.
@@ -229,7 +230,11 @@ export function fleetApp(deps: FleetDeps) {
   });
   app.openapi({ ...fleetStateRoute, middleware: [bounded, bodyless] as const }, async (c) => {
     await ready();
-    return c.json(view(), 200, noStore);
+    // The shared view's JSON as it is (JSON.stringify(view), what c.json sent): `fleet watch` polls this
+    // every second, and a fresh build and stringify per poll cost 200–600 ms of the loop at 10,000 proxies.
+    // Typed as the route's JSON (FleetView): the body is that object's JSON, serialised once with the key.
+    const { data } = shared.get().view;
+    return c.body(data, 200, { ...noStore, 'Content-Type': 'application/json' }) as never;
   });
   const detailOf = async (name: string) => {
     await ready();
@@ -298,13 +303,19 @@ export function fleetApp(deps: FleetDeps) {
         }
       };
       const later = (ms: number) => {
-        pending ??= setTimeout(() => void send().catch(() => {}), ms);
+        pending ??= setTimeout(() => {
+          pending = null;
+          void send().catch(() => {});
+        }, ms);
       };
-      const send = (): Promise<void> => {
-        // A refresh's send takes the place of a timer's: none left behind to fire after the stream ends.
-        if (pending) clearTimeout(pending);
-        pending = null;
-        return exclusive(async () => {
+      const send = (): Promise<void> =>
+        exclusive(async () => {
+          // A send that goes ahead takes the place of a timer's: none left behind to fire after the stream
+          // ends. Only one that goes ahead: a refresh skipped behind a write in flight cleared the timer of
+          // a change made meanwhile, which then waited for the next refresh (5 s) though the write ended
+          // before the timer was due.
+          if (pending) clearTimeout(pending);
+          pending = null;
           const { view: v, dueInMs } = shared.get();
           // Changes the view does not hold yet (its rebuild waits out the gap): sent once it is built.
           if (dueInMs !== null) later(dueInMs);
@@ -312,11 +323,11 @@ export function fleetApp(deps: FleetDeps) {
           lastKey = v.key;
           await stream.writeSSE({ event: 'fleet', data: v.data, id: String(++seq), retry: 3000 });
         });
-      };
       const schedule = () => {
         shared.changed();
         later(debounceMs);
       };
+      const unwatch = shared.watch();
       const unsubscribe = deps.feed.subscribe(schedule);
       const refresh = setInterval(() => {
         void send()
@@ -337,10 +348,9 @@ export function fleetApp(deps: FleetDeps) {
         unsubscribe();
         clearInterval(refresh);
         if (pending) clearTimeout(pending);
+        // The last stream gone drops the view (shared-view.ts).
+        unwatch();
         release();
-        // No stream left to hear the feed's changes: the next one must not start from this view (several
-        // MB at 10,000 proxies, held for nothing meanwhile).
-        if (streams === 0) shared.drop();
         if (!stream.aborted) stream.abort();
       }
     });

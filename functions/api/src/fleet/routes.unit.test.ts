@@ -439,7 +439,9 @@ describe('the fleet page', () => {
       }
       const feed = new CostlyFeed();
       for (let i = 0; i < 200; i++) feed.proxies.set(`p-${i}`, proxy(`p-${i}`, { phase: 'Ready' }));
-      const app = fleetAlone(feed, { debounceMs: 50, refreshMs: 1_000, monotonicNow });
+      // No refresh within the test: the last change must go out on the timer its stream re-arms for when
+      // the view is due, not with a refresh that would send it anyway.
+      const app = fleetAlone(feed, { debounceMs: 50, refreshMs: 60_000, monotonicNow });
       const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
@@ -480,6 +482,114 @@ describe('the fleet page', () => {
       abort.abort();
       vi.useRealTimers();
     }
+  });
+
+  it('sends a change made behind a write in flight when its timer is due, not at the next refresh', async () => {
+    // A refresh that found a write in flight skipped its send, but had cleared the timer of a change made
+    // meanwhile: the write ended before that timer was due, and the change waited for the next refresh
+    // (5 s). The timers are fake: debounce 50, refresh 1 000.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const abort = new AbortController();
+    try {
+      const base = Date.now();
+      const at = () => Date.now() - base;
+      const feed = new InMemoryFleetFeed();
+      const setRound = (round: string) => {
+        feed.proxies.set('p-0', proxy('p-0', { phase: 'Ready' }, { round }));
+        feed.changed();
+      };
+      setRound('0');
+      const app = fleetAlone(feed, { debounceMs: 50, refreshMs: 1_000, monotonicNow: at });
+      const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      // The client reads one chunk when asked: until then the stream's write waits (a slow client).
+      const readOne = async () => {
+        const { value } = await reader.read();
+        return { at: at(), text: decoder.decode(value) };
+      };
+      expect((await readOne()).text).toContain('"round":"0"');
+      await vi.advanceTimersByTimeAsync(800);
+      setRound('A1'); // sent at t=850, not read: it fills the response's one-chunk buffer
+      await vi.advanceTimersByTimeAsync(100);
+      setRound('A2'); // sent at t=950, not read: the write stays in flight
+      await vi.advanceTimersByTimeAsync(80);
+      setRound('B'); // its timer is due at t=1030
+      await vi.advanceTimersByTimeAsync(30); // the refresh at t=1000 finds the write in flight
+      expect((await readOne()).text).toContain('"round":"A1"'); // t=1010: the write ends
+      expect((await readOne()).text).toContain('"round":"A2"');
+      const b = readOne();
+      await vi.advanceTimersByTimeAsync(1_100);
+      const sent = await b;
+      expect(sent.text).toContain('"round":"B"');
+      expect(sent.at).toBe(1_030);
+      abort.abort();
+      await reader.cancel();
+    } finally {
+      abort.abort();
+      vi.useRealTimers();
+    }
+  });
+
+  it('serves the state from the view the streams share: polls within the gap build it once', async () => {
+    // `fleet watch` polls the state every second: a build and its JSON per poll cost 200–600 ms of the loop
+    // at 10,000 proxies, on the instance that serves the leases.
+    const feed = new SlowFeed();
+    feed.load();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    let now = 0;
+    const app = fleetAlone(feed, { debounceMs: 200, refreshMs: 60_000, monotonicNow: () => now });
+    const poll = async () => {
+      const res = await app.request('/api/state', { headers: adminHeader });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      return res.text();
+    };
+    const first = await poll();
+    // The body is JSON.stringify(view), as c.json sent it.
+    expect(first).toBe(JSON.stringify(JSON.parse(first)));
+    expect(Object.keys(JSON.parse(first))).toEqual(['generatedAt', 'rows', 'phases', 'jobs']);
+    now = 100;
+    expect(await poll()).toBe(first);
+    expect(feed.builds).toBe(1);
+    // Changed with no stream open: a poll never gets a view older than the gap.
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
+    feed.changed();
+    now = 199;
+    expect(await poll()).toContain('"phase":"Ready"');
+    now = 200;
+    expect(await poll()).toContain('"phase":"Unhealthy"');
+    expect(feed.builds).toBe(2);
+  });
+
+  it('a stream opened after a poll built the view sends a change made in between, within the gap', async () => {
+    // No stream counted the feed's changes while the poll's view was held: the stream must not take it
+    // as current, or the change waits for the refresh (a minute here).
+    const feed = new SlowFeed();
+    feed.load();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    const app = fleetAlone(feed, { debounceMs: 200, refreshMs: 60_000 });
+    expect(await (await app.request('/api/state', { headers: adminHeader })).text()).toContain('"Ready"');
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
+    feed.changed();
+    const abort = new AbortController();
+    const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    const reading = (async () => {
+      while (!/"phase":"Unhealthy"/.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += new TextDecoder().decode(value);
+      }
+    })();
+    await Promise.race([reading, sleep(2_000)]);
+    expect(text).toContain('"phase":"Ready"'); // the poll's view first, at once
+    expect(text).toContain('"phase":"Unhealthy"');
+    abort.abort();
+    await reader.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
   });
 
   it("serialises the rows once per build: the event's data and the key that skips an unchanged view", async () => {

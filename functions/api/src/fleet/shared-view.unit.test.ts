@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BUILD_COST_FACTOR, SharedFleetView, serialiseView } from './shared-view.js';
 import type { FleetView } from './view-model.js';
 
@@ -64,5 +64,47 @@ describe('SharedFleetView', () => {
     shared.drop();
     shared.get();
     expect(builds).toBe(3);
+  });
+
+  it('takes a view built while no stream counted changes as missing some once one does; the last one drops it', () => {
+    let now = 0;
+    const shared = new SharedFleetView(
+      () => viewAt('2026-02-01T12:00:00.000Z'),
+      200,
+      () => now,
+    );
+    shared.get(); // a poll's, with no stream open: nobody counts the changes made after it
+    now = 50;
+    const unwatch = shared.watch();
+    expect(shared.get().dueInMs).toBe(150);
+    now = 200;
+    expect(shared.get().dueInMs).toBeNull();
+    unwatch();
+    expect(shared.holding).toBe(false);
+  });
+
+  it('lets go of a view that polls alone built once it is older than the gap, but not while a stream watches', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const base = Date.now();
+      const shared = new SharedFleetView(
+        () => viewAt('2026-02-01T12:00:00.000Z'),
+        200,
+        () => Date.now() - base,
+      );
+      shared.get();
+      vi.advanceTimersByTime(199);
+      expect(shared.holding).toBe(true);
+      vi.advanceTimersByTime(1);
+      expect(shared.holding).toBe(false);
+      shared.get();
+      const unwatch = shared.watch();
+      vi.advanceTimersByTime(1_000);
+      expect(shared.holding).toBe(true);
+      unwatch();
+      expect(shared.holding).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
