@@ -95,6 +95,7 @@ async function serve(trustedHops: number, host = '127.0.0.1') {
     firestore: db,
     secrets: { access: async () => Promise.reject(new Error('no secrets here')) },
     clock: systemClock,
+    monotonicNow: () => performance.now(),
     registry,
     log,
     config: { tokens: [{ name: 'fleet', token: CRAWLER }], cooldownWindowMs: 60_000, credentialsCacheMs: 0 },

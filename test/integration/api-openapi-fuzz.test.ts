@@ -863,6 +863,7 @@ describe('hostile input to every route of /openapi.json', () => {
       firestore: db,
       secrets: { access: async () => 'u:p' },
       clock: systemClock,
+      monotonicNow: () => performance.now(),
       registry: new Registry(),
       log,
       config: { tokens: [{ name: 'c1', token: CRAWLER }], cooldownWindowMs: 60_000, credentialsCacheMs: 0 },

@@ -72,6 +72,9 @@ export function leaseTestApp(opts: {
     firestore: opts.firestore,
     secrets: opts.secrets,
     clock: opts.clock,
+    // The tests' ManualClock steps stand for elapsed time (never a wall clock stepped back), so it times the
+    // monotonic ages too: the credentials quarantine ends when a test advances it past 30 s.
+    monotonicNow: () => opts.clock.now().getTime(),
     registry,
     log,
     config: { tokens: [], cooldownWindowMs: 60_000, credentialsCacheMs: 0, ...opts.lease },

@@ -43,14 +43,17 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const registry = new Registry();
   promProxyPhaseGauge(registry, () => countProxiesByPhase(firestore), {
     maxAgeMs: 10_000,
-    nowMs: () => systemClock.now().getTime(),
+    // The count's reuse interval is an age, monotonic: on the wall clock, one stepped back an hour froze
+    // proxyplane_proxies{phase} for that hour.
+    nowMs: () => performance.now(),
     onError: (error) => log.warn('counting proxies by phase for /metrics failed', { error }),
   });
   const leases = buildLeaseApi({
     firestore,
     secrets: new SecretManagerSecretReader(secretManager, config.projectId),
     clock: systemClock,
-    // The credentials quarantine's clock, monotonic as the rate limiters' below: not stepped with the wall's.
+    // The credentials quarantine's and the active-lease count's clock, monotonic as the rate limiters'
+    // below: not stepped with the wall's.
     monotonicNow: () => performance.now(),
     registry,
     log,

@@ -33,10 +33,12 @@ export function buildLeaseApi(opts: {
   secrets: SecretReader;
   clock: Clock;
   /**
-   * The monotonic clock that times the credentials quarantine (LeaseServiceDeps.monotonicNow): the API's
-   * wiring passes performance.now. Default: `clock`'s time, for tests whose ManualClock times it too.
+   * Milliseconds on a monotonic clock (the API's wiring passes performance.now) for what is timed here as
+   * an age, in-process: the credentials quarantine (LeaseServiceDeps.monotonicNow) and the reuse interval
+   * of proxyplane_leases_active's count. Required, no default: `clock` is the wall clock in production,
+   * and one stepped back an hour kept a quarantine (and the gauge) stuck for that hour.
    */
-  monotonicNow?: () => number;
+  monotonicNow: () => number;
   registry: Registry;
   log: Logger;
   config: LeaseConfig;
@@ -69,13 +71,14 @@ export function buildLeaseApi(opts: {
     secrets,
     gate,
     clock,
-    monotonicNow: opts.monotonicNow ?? (() => clock.now().getTime()),
+    monotonicNow: opts.monotonicNow,
     settings,
     log,
     ...(opts.candidateLimit !== undefined && { candidateLimit: opts.candidateLimit }),
   });
   const metrics = promLeaseMetrics(registry, () => store.countActive(), {
-    nowMs: () => clock.now().getTime(),
+    // The count's reuse interval is an age: on the wall clock, one stepped back froze the gauge for the step.
+    nowMs: opts.monotonicNow,
     onError: (error) => log.warn('counting active leases for /metrics failed', { error }),
   });
   return {
