@@ -88,7 +88,9 @@ export function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<Gat
 export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle | null> {
   const { log } = deps;
   const now = () => Date.now();
-  const startedAt = now();
+  // The process's age, for gateway.snapshot_age while there is no snapshot: monotonic, as a wall clock
+  // stepped back an hour held it at 0 for that hour (and the stale-gateway alert an hour late).
+  const startedAtMonotonic = performance.now();
   const workerId = deps.workerId ?? cfg.GATEWAY_WORKER_ID;
   const { allow, invalid } = parseAllowList(cfg.GATEWAY_SSRF_ALLOW);
   if (invalid.length) throw new GatewayStartError(`GATEWAY_SSRF_ALLOW: cannot read ${invalid.join(', ')}`);
@@ -197,11 +199,12 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   // use, or of the process while it has none (a worker that never got one must alert too).
   const ageLog = setInterval(() => {
     const s = worker.snapshot();
-    const since = s ? s.generatedAtMs : startedAt;
+    // A snapshot's generatedAtMs is another machine's wall clock: only the wall clock compares with it.
+    const ageMs = s ? now() - s.generatedAtMs : performance.now() - startedAtMonotonic;
     log.info('snapshot age', {
       event: 'gateway.snapshot_age',
       workerId: workerId ?? 'standalone',
-      ageSeconds: Math.max(0, Math.round((now() - since) / 100) / 10),
+      ageSeconds: Math.max(0, Math.round(ageMs / 100) / 10),
       snapshotVersion: s?.version ?? null,
       phase: worker.phase(),
     });
