@@ -74,18 +74,36 @@ function isFetchPath(url: string): boolean {
 }
 
 /**
+ * The most fetches that may wait on one connection behind the one running. No ordinary HTTP client
+ * pipelines that deep (browsers do not pipeline at all; the clients that do keep a handful in flight), and
+ * a waiting fetch costs its parsed request and response objects (~2.3 KB of heap for a ~230-byte
+ * request): Node stops parsing a connection only once written answers back up, and here one small answer
+ * is written at a time, so without a bound one connection that pipelined requests and never read held
+ * every one of them — half a GB from a 46 MB upload, credentials or none.
+ */
+export const MAX_PIPELINED_FETCHES = 32;
+
+/** The outcome of a fetch refused because too many were pipelined ahead of it (the connection is closed). */
+export const PIPELINED_TOO_DEEP = 'pipelined_too_deep';
+
+/**
  * One /v1/fetch at a time per connection: `run` once the fetches before it on its connection are over.
  * Node emits requests pipelined on a connection at once, each response queued behind the earlier ones, so
  * one authenticated connection held an upstream slot per request it pipelined (50 in one write: 50 in
  * flight) for answers that leave one by one anyway: HTTP/1.1 answers in order, and a fetch that waits for
  * the one before it costs a client nothing. Over means its response closed — written whole or cut — or its
  * connection did; a fetch whose connection closed while it waited is not started, counted as any request
- * whose client left first.
+ * whose client left first. At most MAX_PIPELINED_FETCHES wait: one more, and the connection is closed
+ * without an answer, that fetch and every one waiting counted `pipelined_too_deep` (as are those Node still
+ * parses from the read it was in), and the running one called off as when its client leaves. Closed, not
+ * paused: reading the running request's body resumes the socket.
  */
 function oneFetchAtATime(recorder: HttpAppDeps['recorder']) {
   // Present while a fetch runs on the socket: the ones waiting behind it, in order. Each start answers
   // whether it started.
   const waiting = new WeakMap<Socket, (() => boolean)[]>();
+  // Connections closed for pipelining too deep: what Node still emits from the read it was parsing.
+  const refused = new WeakSet<Socket>();
   const next = (socket: Socket) => {
     const queue = waiting.get(socket);
     // A loop, not a call from each skipped start to the next: a connection that closed with thousands
@@ -93,8 +111,17 @@ function oneFetchAtATime(recorder: HttpAppDeps['recorder']) {
     for (let start = queue?.shift(); start; start = queue?.shift()) if (start()) return;
     waiting.delete(socket);
   };
+  const refuse = (socket: Socket, queue: (() => boolean)[]) => {
+    // The waiting starts (each holding its request and response) are let go of here, not when the close
+    // comes round to them.
+    for (let n = queue.length + 1; n > 0; n--) recorder.request('fetch', '-', PIPELINED_TOO_DEEP);
+    queue.length = 0;
+    refused.add(socket);
+    socket.destroy();
+  };
   return (req: IncomingMessage, res: ServerResponse, run: () => void): void => {
     const socket = req.socket;
+    if (refused.has(socket)) return void recorder.request('fetch', '-', PIPELINED_TOO_DEEP);
     const start = () => {
       if (socket.destroyed) {
         recorder.request('fetch', '-', 'client_closed');
@@ -112,7 +139,11 @@ function oneFetchAtATime(recorder: HttpAppDeps['recorder']) {
       return true;
     };
     const queue = waiting.get(socket);
-    if (queue) return void queue.push(start);
+    if (queue) {
+      if (queue.length < MAX_PIPELINED_FETCHES) queue.push(start);
+      else refuse(socket, queue);
+      return;
+    }
     waiting.set(socket, []);
     if (!start()) next(socket);
   };

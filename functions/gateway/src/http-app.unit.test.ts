@@ -2,9 +2,12 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { MAX_PIPELINED_FETCHES } from './http-app.js';
 import { jsonLogger, type Logger } from './logger.js';
+import { TargetGuard } from './target-guard.js';
 import { testHttpListener } from './testing/http-listener.js';
 import { GatewayWorker } from './worker.js';
 
@@ -375,5 +378,197 @@ describe('POST /v1/fetch with a key repeated in one object', () => {
     expect(r.status).toBe(200);
     expect(await r.text()).toBe('served');
     expect(dialled).toBe(before + 1);
+  });
+});
+
+// Node parses and emits every request pipelined on a connection until written answers back up, and
+// /v1/fetch writes one small answer at a time: each fetch waiting its turn (its request, response and
+// start) stayed in memory, ~2.3 KB per ~230 bytes sent — one connection that pipelined and never read took
+// a 512 MiB gateway down. At most MAX_PIPELINED_FETCHES wait; one more closes the connection.
+describe('POST /v1/fetch pipelined deeper than MAX_PIPELINED_FETCHES', () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const body = 'x'.repeat(40);
+  const unauthenticated = `POST /v1/fetch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  // The one running, MAX_PIPELINED_FETCHES waiting, the one refused, and what Node still parses, and
+  // emits, from the read it was in when the connection was closed: one read is at most 64 KiB.
+  const bound = MAX_PIPELINED_FETCHES + 2 + Math.ceil(65_536 / unauthenticated.length);
+
+  async function snapshotWorker() {
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, Date.now),
+      log: jsonLogger('error', () => {}),
+      now: Date.now,
+      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const snapshot = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: iso(Date.now()),
+        validUntil: iso(Date.now() + 600_000),
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [
+          {
+            name: 'p',
+            host: '127.0.0.1',
+            port: 9,
+            protocol: 'http',
+            capacity: 5,
+            expiresAt: iso(Date.now() + 3_600_000),
+            usableUntil: iso(Date.now() + 3_000_000),
+            attributes: {},
+            credentialsRef: { secret: 'up', version: 'latest' },
+          },
+        ],
+      },
+      sha256Hex,
+    );
+    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    return worker;
+  }
+
+  /** The listener on a real socket: the requests Node emits, and each connection's server side. */
+  async function serve(listener: ReturnType<typeof testHttpListener>) {
+    const server = http.createServer(listener);
+    server.on('checkContinue', listener.checkContinue);
+    // Emitted, and how many at most were held at once: emitted, their response not closed yet.
+    let emitted = 0;
+    let closed = 0;
+    let peak = 0;
+    server.on('request', (_req, res: http.ServerResponse) => {
+      emitted++;
+      peak = Math.max(peak, emitted - closed);
+      res.once('close', () => void closed++);
+    });
+    const conns: net.Socket[] = [];
+    server.on('connection', (s) => void conns.push(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    return {
+      port,
+      base: `http://127.0.0.1:${port}`,
+      emitted: () => emitted,
+      peak: () => peak,
+      conns,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  /** Polls (at most `maxMs`) until `done`; no assertion on how long it took. */
+  async function until(done: () => boolean | Promise<boolean>, maxMs = 5_000): Promise<boolean> {
+    for (let i = 0; i < maxMs / 20; i++) {
+      if (await done()) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return done();
+  }
+
+  /** 20,000 copies of one request in four large writes, read or not. */
+  const flood = (s: net.Socket, request: string) => {
+    const chunk = request.repeat(5_000);
+    for (let i = 0; i < 4; i++) s.write(chunk);
+  };
+
+  it('closes a connection that pipelines without credentials and never reads, having held few', async () => {
+    const srv = await serve(app());
+    try {
+      const s = net.connect(srv.port, '127.0.0.1');
+      s.on('error', () => {});
+      await new Promise<void>((r) => s.once('connect', () => r()));
+      // Never read: no 'data' listener, and the socket paused. The 401s go out while the kernel's buffers
+      // take them — all of them, when the server reads in small pieces — and queue once those are full:
+      // so the flood goes on until the connection is closed (or 80,000 were sent).
+      s.pause();
+      const server = () => srv.conns[0];
+      const chunk = unauthenticated.repeat(5_000);
+      let sent = 0;
+      const pump = () => {
+        while (!server()?.destroyed && !s.destroyed && sent < 80_000) {
+          sent += 5_000;
+          if (!s.write(chunk)) return void s.once('drain', pump);
+        }
+      };
+      pump();
+      // Some 16,000 401s (4 MB) before the kernel's buffers fill here: a loaded machine may take seconds.
+      expect(await until(() => server()?.destroyed === true, 20_000)).toBe(true);
+      expect(srv.peak()).toBeLessThanOrEqual(bound);
+      expect(srv.emitted()).toBeLessThan(sent);
+      expect(await metricsOf(srv.base)).toMatch(
+        /gateway_requests_total\{listener="fetch",route="-",outcome="pipelined_too_deep"\} [1-9]/,
+      );
+      s.destroy();
+    } finally {
+      await srv.close();
+    }
+  }, 30_000);
+
+  it('closes one pipelining behind a fetch that never ends, calling that fetch off', async () => {
+    const worker = await snapshotWorker();
+    let lookedUp!: () => void;
+    const lookingUp = new Promise<void>((r) => {
+      lookedUp = r;
+    });
+    // A nameserver that never answers: the first fetch waits on its look-up until the client leaves.
+    const guard = new TargetGuard(
+      parseAllowList([]).allow,
+      () => {
+        lookedUp();
+        return new Promise<string[]>(() => {});
+      },
+      { ttlMs: 0, maxEntries: 10, now: Date.now },
+    );
+    const srv = await serve(testHttpListener(worker, { guard, maxTimeoutMs: 600_000 }));
+    try {
+      const s = net.connect(srv.port, '127.0.0.1');
+      s.on('error', () => {});
+      s.on('data', () => {});
+      await new Promise<void>((r) => s.once('connect', () => r()));
+      const fetchBody = JSON.stringify({ url: 'http://slow.example/' });
+      s.write(
+        `POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\nContent-Length: ${fetchBody.length}\r\n\r\n${fetchBody}`,
+      );
+      await lookingUp;
+      flood(s, unauthenticated);
+      expect(await until(() => srv.conns.length === 1 && srv.conns[0]!.destroyed)).toBe(true);
+      // The fetch in flight never ends, so nothing drains the queue: the count emitted is bounded too.
+      expect(srv.emitted()).toBeLessThanOrEqual(bound + 1);
+      expect(srv.peak()).toBeLessThanOrEqual(bound + 1);
+      // The fetch in flight is called off as when its client leaves, and nothing stays counted open.
+      const gone = 'gateway_requests_total{listener="fetch",route="-",outcome="client_closed"} 1';
+      expect(await until(async () => (await metricsOf(srv.base)).includes(gone))).toBe(true);
+      expect(worker.totals()).toEqual({ active: 0, reserved: 0 });
+      s.destroy();
+    } finally {
+      await srv.close();
+    }
+  }, 15_000);
+
+  it('still answers requests pipelined up to the limit, in order', async () => {
+    const srv = await serve(app());
+    try {
+      const ask = (b: string, auth = 'Authorization: Bearer tok\r\n') =>
+        `POST /v1/fetch HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${b.length}\r\n\r\n${b}`;
+      const three = ask('not json') + ask(JSON.stringify({ url: 'http://example.com/' })) + ask('{}', '');
+      const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      expect(statuses(await raw(srv.port, three))).toEqual(['400', '503', '401']);
+      // One running and MAX_PIPELINED_FETCHES waiting, in one write: every one answered.
+      const full = ask('not json').repeat(MAX_PIPELINED_FETCHES + 1);
+      expect(statuses(await raw(srv.port, full))).toEqual(
+        Array.from({ length: MAX_PIPELINED_FETCHES + 1 }, () => '400'),
+      );
+      expect(await metricsOf(srv.base)).not.toContain('pipelined_too_deep');
+    } finally {
+      await srv.close();
+    }
   });
 });

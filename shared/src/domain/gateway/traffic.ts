@@ -49,6 +49,8 @@ const CLASS_OF: Readonly<Record<string, OutcomeClass>> = {
   chunked_request_body_unsupported: 'clientError',
   body_too_large: 'clientError',
   header_too_large: 'clientError',
+  // No answer: the connection is closed, a /v1/fetch having too many pipelined ahead of it (http-app.ts).
+  pipelined_too_deep: 'clientError',
   client_closed: 'clientClosed',
   upstream_dial_failed: 'upstreamFailed',
   upstream_handshake_failed: 'upstreamFailed',
