@@ -27,6 +27,16 @@ import { buildLeaseApi } from './leases/wiring.js';
 import { promRateLimitRefusals } from './middleware/rate-limit-metrics.js';
 import { buildWorkersApi } from './workers/wiring.js';
 
+/**
+ * How long one proxy-store call (a read, a list, a write, the read that checks whether a given-up write
+ * landed) may go unanswered before the API gives it up and answers 503 unavailable with Retry-After. The
+ * Firestore client allows reads and queries 300 s per attempt, as long as Cloud Run's request timeout
+ * (terraform/run.tf): a stalled Firestore held the request into Cloud Run's plain-text 504, its handler
+ * running on past the cut. A healthy call takes milliseconds; 10 s leaves a stalled request's answer —
+ * 20 s for a write, whose mark is then checked — inside the CLI's 30 s per request, far inside Cloud Run's.
+ */
+const API_STORE_CALL_DEADLINE_MS = 10_000;
+
 export interface Wired {
   deps: ApiDeps;
   /** Closes the clients (graceful shutdown). */
@@ -77,7 +87,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const trustedHops = config.onCloudRun ? 1 : 0;
   const deps: ApiDeps = {
     version: config.version,
-    store: new FirestoreProxyStore(firestore),
+    store: new FirestoreProxyStore(firestore, { callDeadlineMs: API_STORE_CALL_DEADLINE_MS }),
     publisher: new PubSubReconcilePublisher(
       new PubSubPublisher(pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
     ),

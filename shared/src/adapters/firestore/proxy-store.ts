@@ -7,6 +7,9 @@
 // UNAVAILABLE) fails with its write stored, so every such write leaves a mark of its own on the document —
 // the uid of a create, a spec or status write's id (write-mark.ts), the time of a deletion request — and
 // any failure is first checked against it: the write is there, not lost.
+// A call given up at the store's deadline (callDeadlineMs: the API sets one) is such a failure too: its
+// write may still land, so it is an unknown outcome — checked against the mark like the others, and
+// reported unavailable when the mark is not (yet) there, never as "not written".
 import {
   type CollectionReference,
   type DocumentReference,
@@ -36,6 +39,7 @@ import {
   type StoredProxy,
   StoreError,
 } from '../../ports/proxy-store.js';
+import { withDeadline } from '../deadline.js';
 import { Collections } from './collections.js';
 import {
   proxyFromFirestore,
@@ -52,7 +56,16 @@ import { carriesWrite, newWriteId } from './write-mark.js';
 const ALREADY_EXISTS = 6;
 const FAILED_PRECONDITION = 9;
 const NOT_FOUND = 5;
-const RETRYABLE = new Set([4 /* DEADLINE_EXCEEDED */, 8, 10 /* ABORTED */, 13, 14 /* UNAVAILABLE */]);
+// What a retry may fix. Besides Firestore's own transient codes: UNAUTHENTICATED, an access token that
+// expired or could not be refreshed in time (Secret Manager's and Compute's adapters take it as transient
+// too); UNKNOWN, which grpc-js reports for a failed call-credentials fetch ("Getting metadata from plugin
+// failed…": the metadata server's token endpoint not answering); CANCELLED, a call cut by the client
+// (its channel closed under it, e.g. while the process shuts down). None says the request or our code is
+// wrong — those are INVALID_ARGUMENT, PERMISSION_DENIED and the like, which still propagate as bugs.
+const RETRYABLE = new Set([
+  1 /* CANCELLED */, 2 /* UNKNOWN */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 10 /* ABORTED */,
+  13 /* INTERNAL */, 14 /* UNAVAILABLE */, 16 /* UNAUTHENTICATED */,
+]);
 
 const codeOf = (err: unknown): number | undefined => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -80,15 +93,28 @@ const DELETION_ATTEMPTS = 5;
 /** Uids read per prefix range of holdsUid; a range that fills it is taken as holding the uid. */
 const HOLDS_UID_PAGE = 200;
 
+export interface FirestoreProxyStoreOptions {
+  collection?: string;
+  /** How long watchAll waits for its first snapshot. */
+  firstSnapshotWithinMs?: number;
+  /**
+   * The longest one Firestore call (a read, a query, a write, the check of a write's mark) may take before
+   * it is given up as StoreError('unavailable'); the call itself runs on, unheard. Unset: no bound but the
+   * client's own (300 s per attempt for reads and queries) — the functions', whose runs have a timeout of
+   * their own. The API sets one (wiring.ts): its caller is waiting, and a retry after a 503 serves it.
+   */
+  callDeadlineMs?: number;
+}
+
 export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   private readonly proxies: CollectionReference;
+  private readonly firstSnapshotWithinMs: number;
+  private readonly callDeadlineMs: number | undefined;
 
-  constructor(
-    firestore: Firestore,
-    collection: string = Collections.proxies,
-    private readonly firstSnapshotWithinMs = FIRST_SNAPSHOT_WITHIN_MS,
-  ) {
-    this.proxies = firestore.collection(collection);
+  constructor(firestore: Firestore, options: FirestoreProxyStoreOptions = {}) {
+    this.proxies = firestore.collection(options.collection ?? Collections.proxies);
+    this.firstSnapshotWithinMs = options.firstSnapshotWithinMs ?? FIRST_SNAPSHOT_WITHIN_MS;
+    this.callDeadlineMs = options.callDeadlineMs;
   }
 
   async get(name: string): Promise<StoredProxy | null> {
@@ -152,11 +178,16 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
     // The uid, new for this create, tells its own document apart.
     const own = (snap: DocumentSnapshot) => snap.exists && snap.get('uid') === proxy.uid;
     try {
-      await this.proxies.doc(proxy.name).create(proxyToFirestore(proxy));
+      await this.bounded(
+        () => this.proxies.doc(proxy.name).create(proxyToFirestore(proxy)),
+        `create ${proxy.name}`,
+      );
     } catch (err) {
       if (codeOf(err) !== ALREADY_EXISTS) {
-        // Landed, then the call failed (DEADLINE_EXCEEDED, a last UNAVAILABLE): reported unavailable, the
-        // API answered 503 and published no reconcile request, and a retried POST got 409.
+        // Landed, then the call failed (DEADLINE_EXCEEDED, a last UNAVAILABLE, given up at the deadline):
+        // reported unavailable, the API answered 503 and published no reconcile request, and a retried
+        // POST got 409. Given up and not landed yet: unavailable, an unknown outcome (a retried POST may
+        // meet it landed: 409).
         if (await this.shows(proxy.name, own)) return;
         throw storeFailure(err, `create ${proxy.name}`);
       }
@@ -350,10 +381,21 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
 
   private async run<T>(op: () => Promise<T>, what: string): Promise<T> {
     try {
-      return await op();
+      return await this.bounded(op, what);
     } catch (err) {
       throw storeFailure(err, what);
     }
+  }
+
+  /** `call`, given up at callDeadlineMs (when set) as StoreError('unavailable'): it runs on, unheard. */
+  private bounded<T>(call: () => Promise<T>, what: string): Promise<T> {
+    const ms = this.callDeadlineMs;
+    if (ms === undefined) return call();
+    return withDeadline(
+      call(),
+      ms,
+      () => new StoreError('unavailable', `${what}: no answer from Firestore within ${ms} ms`),
+    );
   }
 
   /**
@@ -371,7 +413,7 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
     const ref = this.proxies.doc(name);
     if (!lastUpdateTime) return (await this.read(name)).exists ? 'conflict' : 'gone';
     try {
-      await write(ref, lastUpdateTime);
+      await this.bounded(() => write(ref, lastUpdateTime), `write ${name}`);
       return 'written';
     } catch (err) {
       const code = codeOf(err);
@@ -380,8 +422,10 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
         if (!snap.exists) return 'gone';
         return landed?.(snap) ? 'written' : 'conflict';
       }
-      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE): taken for
-      // unavailable, the API answered 503 for a change it had made and published no reconcile request.
+      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE, given up at the
+      // deadline): taken for unavailable, the API answered 503 for a change it had made and published no
+      // reconcile request. Not shown (not landed yet, or unreadable): unavailable — never 'conflict' or
+      // 'gone', which would tell a caller the write was not made while it may still land.
       if (landed && (await this.shows(name, landed))) return 'written';
       throw storeFailure(err, `write ${name}`);
     }
@@ -390,7 +434,7 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   /** Whether the document shows `landed` (false when it cannot be read: the write's own failure stands). */
   private async shows(name: string, landed: (snap: DocumentSnapshot) => boolean): Promise<boolean> {
     try {
-      return landed(await this.proxies.doc(name).get());
+      return landed(await this.bounded(() => this.proxies.doc(name).get(), `read ${name}`));
     } catch {
       return false;
     }
