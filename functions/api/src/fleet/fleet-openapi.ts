@@ -55,7 +55,13 @@ export const fleetStateRoute = createRoute({
   description: `What the page renders and \`proxyplane fleet watch\` reads; the \`fleet\` event of GET /fleet/events carries the same object.${SIGN_IN}`,
   security: fleetSecurity,
   responses: {
-    200: { ...json(FleetView, 'The view now'), headers: noStore },
+    200: {
+      ...json(
+        FleetView,
+        "The fleet's view, shared with the page's streams: built for this request or reused, so up to one rebuild gap old (250 ms, or four times what the last build cost on a large fleet)",
+      ),
+      headers: noStore,
+    },
     ...refusesBody(),
     ...refusals,
   },

@@ -290,16 +290,27 @@ export function fleetApp(deps: FleetDeps) {
       let seq = 0;
       let pending: NodeJS.Timeout | null = null;
       // One write at a time: a client that does not read blocks it, and a view or keep-alive queued behind
-      // it on every change and every refresh would grow without bound. A change made meanwhile goes out with
-      // the next refresh.
+      // it on every change and every refresh would grow without bound. A call skipped meanwhile (a change's
+      // timer, a refresh) is owed one send when the write ends: at 10,000 proxies an event is 5–8 MB and a
+      // write often outlasts the debounce, and a change whose timer fired during it waited for the next
+      // refresh (5 s). Still one write in flight, and at most one send owed, whatever was skipped.
       let writing = false;
+      let missed = false;
       const exclusive = async (write: () => Promise<unknown>) => {
-        if (writing) return;
+        if (writing) {
+          missed = true;
+          return;
+        }
         writing = true;
         try {
           await write();
         } finally {
           writing = false;
+          // Not once the stream has ended (its finally aborts it): nothing to send to, no timer to arm.
+          if (missed && !stream.aborted) {
+            missed = false;
+            void send().catch(() => {});
+          }
         }
       };
       const later = (ms: number) => {

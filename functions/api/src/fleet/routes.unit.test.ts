@@ -484,10 +484,12 @@ describe('the fleet page', () => {
     }
   });
 
-  it('sends a change made behind a write in flight when its timer is due, not at the next refresh', async () => {
-    // A refresh that found a write in flight skipped its send, but had cleared the timer of a change made
-    // meanwhile: the write ended before that timer was due, and the change waited for the next refresh
-    // (5 s). The timers are fake: debounce 50, refresh 1 000.
+  /**
+   * A slow client (fake timers; debounce 50, refresh 1 000): A1 and A2 go out at t=850 and 950 unread, so
+   * A2's write stays in flight; B changes at t=980 (its timer due at 1030) and the refresh at 1000 finds the
+   * write in flight. The client reads A1 and A2 at `readAt`, ending the write; returns when B went out.
+   */
+  async function changeBehindAWrite(readAt: number): Promise<number> {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const abort = new AbortController();
     try {
@@ -515,20 +517,34 @@ describe('the fleet page', () => {
       setRound('A2'); // sent at t=950, not read: the write stays in flight
       await vi.advanceTimersByTimeAsync(80);
       setRound('B'); // its timer is due at t=1030
-      await vi.advanceTimersByTimeAsync(30); // the refresh at t=1000 finds the write in flight
-      expect((await readOne()).text).toContain('"round":"A1"'); // t=1010: the write ends
+      await vi.advanceTimersByTimeAsync(readAt - 980); // the refresh at t=1000 finds the write in flight
+      expect((await readOne()).text).toContain('"round":"A1"'); // the write ends
       expect((await readOne()).text).toContain('"round":"A2"');
       const b = readOne();
       await vi.advanceTimersByTimeAsync(1_100);
       const sent = await b;
       expect(sent.text).toContain('"round":"B"');
-      expect(sent.at).toBe(1_030);
       abort.abort();
       await reader.cancel();
+      return sent.at;
     } finally {
       abort.abort();
       vi.useRealTimers();
     }
+  }
+
+  it('sends a change made behind a write in flight once the write ends, not at the next refresh', async () => {
+    // A refresh that found a write in flight skipped its send, but had cleared the timer of a change made
+    // meanwhile: the write ended (t=1010) before that timer was due, and the change waited for the next
+    // refresh (5 s). The skipped refresh is now owed a send when the write ends, which takes B's place.
+    expect(await changeBehindAWrite(1_010)).toBe(1_010);
+  });
+
+  it('sends a change whose timer fired during a write when the write ends, not at the next refresh', async () => {
+    // At 10,000 proxies an event is 5–8 MB and a write to a slow client outlasts the debounce: B's timer
+    // fired at t=1030 during the write and its send was skipped, with nothing left to send B until the
+    // refresh at t=2000.
+    expect(await changeBehindAWrite(1_040)).toBe(1_040);
   });
 
   it('serves the state from the view the streams share: polls within the gap build it once', async () => {
@@ -561,15 +577,26 @@ describe('the fleet page', () => {
     now = 200;
     expect(await poll()).toContain('"phase":"Unhealthy"');
     expect(feed.builds).toBe(2);
+    // The view polls alone built has a timer to let it go once older than the gap, which this clock, held
+    // still, never lets happen: it would re-arm after the test. A stream that opens and closes drops the
+    // view and its timer (the last stream gone), as it would on a running instance.
+    const abort = new AbortController();
+    const stream = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+    abort.abort();
+    await stream.body!.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
   });
 
   it('a stream opened after a poll built the view sends a change made in between, within the gap', async () => {
     // No stream counted the feed's changes while the poll's view was held: the stream must not take it
-    // as current, or the change waits for the refresh (a minute here).
+    // as current, or the change waits for the refresh (a minute here). The monotonic clock is the test's:
+    // held at the poll's build until the stream's first event is read, so that event is the poll's view
+    // however slow this box is, then moved to the end of the gap.
     const feed = new SlowFeed();
     feed.load();
     feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
-    const app = fleetAlone(feed, { debounceMs: 200, refreshMs: 60_000 });
+    let now = 0;
+    const app = fleetAlone(feed, { debounceMs: 200, refreshMs: 60_000, monotonicNow: () => now });
     expect(await (await app.request('/api/state', { headers: adminHeader })).text()).toContain('"Ready"');
     feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
     feed.changed();
@@ -577,15 +604,18 @@ describe('the fleet page', () => {
     const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
     const reader = res.body!.getReader();
     let text = '';
-    const reading = (async () => {
-      while (!/"phase":"Unhealthy"/.test(text)) {
+    const readUntil = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
         const { value, done } = await reader.read();
         if (done) return;
         text += new TextDecoder().decode(value);
       }
-    })();
-    await Promise.race([reading, sleep(2_000)]);
+    };
+    await readUntil(/"phase":"/);
     expect(text).toContain('"phase":"Ready"'); // the poll's view first, at once
+    expect(feed.builds).toBe(1);
+    now = 200;
+    await Promise.race([readUntil(/"phase":"Unhealthy"/), sleep(2_000)]);
     expect(text).toContain('"phase":"Unhealthy"');
     abort.abort();
     await reader.cancel();
