@@ -487,13 +487,14 @@ describe('POST /v1/fetch pipelined deeper than MAX_PIPELINED_FETCHES', () => {
       await new Promise<void>((r) => s.once('connect', () => r()));
       // Never read: no 'data' listener, and the socket paused. The 401s go out while the kernel's buffers
       // take them — all of them, when the server reads in small pieces — and queue once those are full:
-      // so the flood goes on until the connection is closed (or 80,000 were sent).
+      // so the flood goes on until the connection is closed (or 400,000 were sent: the kernel's buffers
+      // here filled at ~16,000, and a host whose TCP buffers are many times larger must not run out first).
       s.pause();
       const server = () => srv.conns[0];
       const chunk = unauthenticated.repeat(5_000);
       let sent = 0;
       const pump = () => {
-        while (!server()?.destroyed && !s.destroyed && sent < 80_000) {
+        while (!server()?.destroyed && !s.destroyed && sent < 400_000) {
           sent += 5_000;
           if (!s.write(chunk)) return void s.once('drain', pump);
         }
