@@ -37,6 +37,15 @@ import { buildWorkersApi } from './workers/wiring.js';
  */
 const API_STORE_CALL_DEADLINE_MS = 10_000;
 
+/**
+ * The bound of the one call that reads the whole collection: the unpaged `GET /v1/proxies` (listAll). Its
+ * query streams every matching document, so a large fleet's list can take longer than 10 s of a healthy
+ * Firestore, and at API_STORE_CALL_DEADLINE_MS it would answer 503 every time. 25 s still answers a
+ * stalled list inside the CLI's 30 s per request (CLI_REQUEST_TIMEOUT_MS, cli/http.ts). Paged listings
+ * (listPage, what the CLI sends) read one page and keep API_STORE_CALL_DEADLINE_MS.
+ */
+const API_STORE_LIST_ALL_DEADLINE_MS = 25_000;
+
 export interface Wired {
   deps: ApiDeps;
   /** Closes the clients (graceful shutdown). */
@@ -87,7 +96,10 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const trustedHops = config.onCloudRun ? 1 : 0;
   const deps: ApiDeps = {
     version: config.version,
-    store: new FirestoreProxyStore(firestore, { callDeadlineMs: API_STORE_CALL_DEADLINE_MS }),
+    store: new FirestoreProxyStore(firestore, {
+      callDeadlineMs: API_STORE_CALL_DEADLINE_MS,
+      listAllDeadlineMs: API_STORE_LIST_ALL_DEADLINE_MS,
+    }),
     publisher: new PubSubReconcilePublisher(
       new PubSubPublisher(pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
     ),

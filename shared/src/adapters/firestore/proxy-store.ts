@@ -72,11 +72,26 @@ const codeOf = (err: unknown): number | undefined => {
   return typeof code === 'number' ? code : undefined;
 };
 
+/**
+ * How much of a transient failure's own message its StoreError carries. The code alone does not say why: a
+ * 16 or a 2 whose message reads "Getting metadata from plugin failed with error: Could not refresh access
+ * token…" is the service's credential, and recover() logs a StoreError's message, not its cause's. Only
+ * for these codes, whose messages are gRPC's transport and auth text (no document's fields or values:
+ * those come with INVALID_ARGUMENT and the like, which propagate as they came); clipped all the same.
+ */
+const CAUSE_MESSAGE_CHARS = 300;
+
+const clippedMessage = (err: unknown): string => {
+  const message = err instanceof Error ? err.message : String(err);
+  const flat = message.replace(/\s+/g, ' ').trim();
+  return flat.length > CAUSE_MESSAGE_CHARS ? `${flat.slice(0, CAUSE_MESSAGE_CHARS)}…` : flat;
+};
+
 /** Callers see StoreError('unavailable') for what a retry may fix; anything else is a bug and propagates. */
 function storeFailure(err: unknown, what: string): unknown {
   const code = codeOf(err);
   return code !== undefined && RETRYABLE.has(code)
-    ? new StoreError('unavailable', `${what}: Firestore code ${code}`, { cause: err })
+    ? new StoreError('unavailable', `${what}: Firestore code ${code}: ${clippedMessage(err)}`, { cause: err })
     : err;
 }
 
@@ -104,17 +119,25 @@ export interface FirestoreProxyStoreOptions {
    * their own. The API sets one (wiring.ts): its caller is waiting, and a retry after a 503 serves it.
    */
   callDeadlineMs?: number;
+  /**
+   * listAll's bound instead of callDeadlineMs (defaults to it): its query reads the whole collection, and a
+   * large fleet takes longer to stream than one document or page. The API sets a longer one (wiring.ts) for
+   * its unpaged list; paged listings (listPage) keep callDeadlineMs.
+   */
+  listAllDeadlineMs?: number;
 }
 
 export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   private readonly proxies: CollectionReference;
   private readonly firstSnapshotWithinMs: number;
   private readonly callDeadlineMs: number | undefined;
+  private readonly listAllDeadlineMs: number | undefined;
 
   constructor(firestore: Firestore, options: FirestoreProxyStoreOptions = {}) {
     this.proxies = firestore.collection(options.collection ?? Collections.proxies);
     this.firstSnapshotWithinMs = options.firstSnapshotWithinMs ?? FIRST_SNAPSHOT_WITHIN_MS;
     this.callDeadlineMs = options.callDeadlineMs;
+    this.listAllDeadlineMs = options.listAllDeadlineMs ?? options.callDeadlineMs;
   }
 
   async get(name: string): Promise<StoredProxy | null> {
@@ -128,7 +151,7 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
 
   async listAll(filter: ProxyFilter = {}): Promise<ProxyListing> {
     const query = this.filtered(filter);
-    const snaps = await this.run(() => query.get(), 'list proxies');
+    const snaps = await this.run(() => query.get(), 'list proxies', this.listAllDeadlineMs);
     return this.listingOf(snaps.docs);
   }
 
@@ -379,17 +402,16 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
     return this.run(() => this.proxies.doc(name).get(), `read ${name}`);
   }
 
-  private async run<T>(op: () => Promise<T>, what: string): Promise<T> {
+  private async run<T>(op: () => Promise<T>, what: string, ms = this.callDeadlineMs): Promise<T> {
     try {
-      return await this.bounded(op, what);
+      return await this.bounded(op, what, ms);
     } catch (err) {
       throw storeFailure(err, what);
     }
   }
 
-  /** `call`, given up at callDeadlineMs (when set) as StoreError('unavailable'): it runs on, unheard. */
-  private bounded<T>(call: () => Promise<T>, what: string): Promise<T> {
-    const ms = this.callDeadlineMs;
+  /** `call`, given up at `ms` (when set) as StoreError('unavailable'): it runs on, unheard. */
+  private bounded<T>(call: () => Promise<T>, what: string, ms = this.callDeadlineMs): Promise<T> {
     if (ms === undefined) return call();
     return withDeadline(
       call(),

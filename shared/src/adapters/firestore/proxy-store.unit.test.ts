@@ -42,6 +42,18 @@ describe('FirestoreProxyStore failures', () => {
     });
   });
 
+  // The code alone does not say why; recover() logs the StoreError's message, not its cause's.
+  it.each(calls)('%s: the StoreError message carries the client error message, clipped', async (_, call) => {
+    const text =
+      '16 UNAUTHENTICATED: Getting metadata from plugin failed with error: Could not refresh access token';
+    const failure = Object.assign(new Error(`${text}\n${'x'.repeat(1_000)}`), { code: 16 });
+    const store = new FirestoreProxyStore(stubFirestore(() => Promise.reject(failure)));
+    const err = (await call(store).catch((e: unknown) => e)) as StoreError;
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err.message).toContain(`Firestore code 16: ${text}`);
+    expect(err.message.length).toBeLessThan(400);
+  });
+
   it.each([
     [3, 'INVALID_ARGUMENT'],
     [7, 'PERMISSION_DENIED'],
@@ -59,5 +71,32 @@ describe('FirestoreProxyStore failures', () => {
     expect((err as StoreError).kind).toBe('unavailable');
     expect((err as Error).message).toMatch(/no answer from Firestore within 20 ms/);
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  // The whole collection streams longer than one document or page: listAll has a bound of its own.
+  it('listAll is given up at listAllDeadlineMs, get and listPage at callDeadlineMs', async () => {
+    let answer: (v: { docs: []; size: 0 }) => void = () => {};
+    const late = () =>
+      new Promise<{ docs: []; size: 0 }>((resolve) => {
+        answer = resolve;
+      });
+    const store = new FirestoreProxyStore(stubFirestore(late), {
+      callDeadlineMs: 20,
+      listAllDeadlineMs: 2_000,
+    });
+    for (const call of [() => store.get('p1'), () => store.listPage({}, { after: null, size: 10 })]) {
+      const err = await call().catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/within 20 ms/);
+    }
+    const listing = store.listAll();
+    await new Promise((r) => setTimeout(r, 100));
+    answer({ docs: [], size: 0 });
+    await expect(listing).resolves.toMatchObject({ proxies: [] });
+
+    const stalled = new FirestoreProxyStore(stubFirestore(never), {
+      callDeadlineMs: 20,
+      listAllDeadlineMs: 60,
+    });
+    expect(((await stalled.listAll().catch((e: unknown) => e)) as Error).message).toMatch(/within 60 ms/);
   });
 });
