@@ -34,8 +34,9 @@ export function buildLeaseApi(opts: {
   clock: Clock;
   /**
    * Milliseconds on a monotonic clock (the API's wiring passes performance.now) for what is timed here as
-   * an age, in-process: the credentials quarantine (LeaseServiceDeps.monotonicNow) and the reuse interval
-   * of proxyplane_leases_active's count. Required, no default: `clock` is the wall clock in production,
+   * an age, in-process: the credentials quarantine (LeaseServiceDeps.monotonicNow), the reuse interval
+   * of proxyplane_leases_active's count, and the lease store's own ages (its view's freshness, its retries
+   * of the start-up read: FirestoreLeaseStoreOptions.monotonicNow). Required, no default: `clock` is the wall clock in production,
    * and one stepped back an hour kept a quarantine (and the gauge) stuck for that hour.
    */
   monotonicNow: () => number;
@@ -54,7 +55,12 @@ export function buildLeaseApi(opts: {
   }
   const settings = { cooldownWindowMs: config.cooldownWindowMs };
   const catalog = new FirestoreProxyCatalog(firestore, { log }).start();
-  const store = new FirestoreLeaseStore(firestore, { clock, settings, log }).start();
+  const store = new FirestoreLeaseStore(firestore, {
+    clock,
+    monotonicNow: opts.monotonicNow,
+    settings,
+    log,
+  }).start();
   // The gateway's ownership and reclaims: LeaseService.ready() waits for it, and it fails closed meanwhile.
   const gate = new FirestoreOwnershipGate(firestore, clock, { log }).start();
   // Stale-if-error: a Secret Manager blip must not stop leases of proxies whose credentials we just had —

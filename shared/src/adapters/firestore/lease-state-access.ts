@@ -11,7 +11,6 @@ import {
   type WriteBatch,
 } from '@google-cloud/firestore';
 import type { LeaseEntry } from '../../domain/leases/model.js';
-import type { Clock } from '../../ports/clock.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log/json-logger.js';
@@ -58,7 +57,8 @@ export class LeaseStateAccess {
   constructor(
     private readonly db: Firestore,
     private readonly cache: LeaseStateCache,
-    private readonly clock: Clock,
+    /** When a state is learned (its view's age, lease-state-cache.ts StateClocks): monotonic ms. */
+    private readonly monotonicNow: () => number,
     private readonly log: Logger,
     private readonly maxCommits: number,
     groupCommit: GroupCommitOptions = {},
@@ -74,7 +74,7 @@ export class LeaseStateAccess {
    * starts only once it has gone unanswered for LOAD_PENDING_MS (lease-store.ts).
    */
   async loadAll(): Promise<void> {
-    const seenAt = this.clock.now().getTime();
+    const seenAt = this.monotonicNow();
     const snap = await guard(
       'load lease states',
       () => this.db.collection(LEASE_COLLECTIONS.leaseState).get(),
@@ -85,7 +85,7 @@ export class LeaseStateAccess {
 
   /** The stored state now (and into the view). */
   async read(proxy: string): Promise<StateBase> {
-    const seenAt = this.clock.now().getTime();
+    const seenAt = this.monotonicNow();
     const snap = await guard('read lease state', () => this.ref(proxy).get());
     const base: StateBase = snap.exists ? this.cache.decode(snap) : { entries: [], version: null };
     this.cache.put(proxy, base, seenAt);
@@ -103,7 +103,6 @@ export class LeaseStateAccess {
     maxAgeMs: number,
     limit = Number.POSITIVE_INFINITY,
   ): Promise<number> {
-    const now = this.clock.now();
     const waits: Promise<void>[] = [];
     const aged: Array<{ proxy: string; age: number }> = [];
     let shared = 0;
@@ -114,7 +113,7 @@ export class LeaseStateAccess {
         shared++;
         continue;
       }
-      const age = this.cache.ageMs(p, now);
+      const age = this.cache.ageMs(p);
       if (age > maxAgeMs) aged.push({ proxy: p, age });
     }
     const stale = (aged.length > limit ? aged.sort((a, b) => b.age - a.age).slice(0, limit) : aged).map(
@@ -122,7 +121,7 @@ export class LeaseStateAccess {
     );
     if (stale.length > 0) {
       const batch = (async () => {
-        const seenAt = this.clock.now().getTime();
+        const seenAt = this.monotonicNow();
         const refs = stale.map((p) => this.ref(p));
         const chunks = Array.from({ length: Math.ceil(refs.length / GET_ALL_CHUNK) }, (_, i) =>
           refs.slice(i * GET_ALL_CHUNK, (i + 1) * GET_ALL_CHUNK),
@@ -203,7 +202,7 @@ export class LeaseStateAccess {
         this.cache.put(
           proxy,
           { entries, version: state.writeTime, gatewayClaim: clearing ? null : (base.gatewayClaim ?? null) },
-          this.clock.now().getTime(),
+          this.monotonicNow(),
         );
       return true;
     } catch (err) {

@@ -26,8 +26,20 @@ export interface StateBase {
 }
 
 interface Known extends StateBase {
-  /** When this replica last learned the state (ms since epoch, by the store's clock). */
+  /** When this replica last learned the state: ms on the monotonic clock (StateClocks). */
   seenAt: number;
+}
+
+/**
+ * The view's two clocks. How long ago a state was learned is an age taken in-process, so it is measured on
+ * `monotonicNow` (production: performance.now): on the wall clock, one stepped back an hour made every age
+ * negative, and for that hour no view was ever old enough to be read again (refresh, a grant's second
+ * look) — other replicas' releases went unseen and proxies they freed stayed full here. `wallNow` (ms since
+ * epoch) is what stored lease times (entries' expiresAt) are compared with.
+ */
+export interface StateClocks {
+  monotonicNow: () => number;
+  wallNow: () => number;
 }
 
 /** An unreadable state: full whatever the capacity (exclusive); `unreadable` says so to a listing. */
@@ -48,16 +60,23 @@ export class LeaseStateCache {
   private readonly owner = new Map<string, string>();
   private lastForget = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly clocks: StateClocks,
+  ) {}
 
   get(proxy: string): StateBase | undefined {
     return this.states.get(proxy);
   }
 
-  /** How long ago this replica learned the proxy's state; Infinity when it never did. */
-  ageMs(proxy: string, now: Date): number {
+  /**
+   * How long ago this replica learned the proxy's state, on the monotonic clock; Infinity when it never
+   * did. `_wallNow` is not used: lease-grant.ts still passes its wall time, which an age must not be
+   * measured on (StateClocks).
+   */
+  ageMs(proxy: string, _wallNow?: Date): number {
     const s = this.states.get(proxy);
-    return s ? now.getTime() - s.seenAt : Number.POSITIVE_INFINITY;
+    return s ? this.clocks.monotonicNow() - s.seenAt : Number.POSITIVE_INFINITY;
   }
 
   /** The proxy a known entry belongs to (a shortcut that saves reading the lease document). */
@@ -73,7 +92,7 @@ export class LeaseStateCache {
   }
 
   /**
-   * Records a state as read or written at `seenAt`. An older version than the one known is ignored; the
+   * Records a state as read or written at `seenAt` (monotonic ms, taken before the read). An older version than the one known is ignored; the
    * same version only refreshes `seenAt`. A read that found no document replaces what is known (if a
    * commit raced it, the next write's precondition fails and re-reads).
    */
@@ -94,7 +113,8 @@ export class LeaseStateCache {
   }
 
   /**
-   * Drops the states that say nothing an unknown state does not (FORGET_IDLE_MS); `now` in ms. A claimed
+   * Drops the states that say nothing an unknown state does not (FORGET_IDLE_MS); `now` in monotonic ms,
+   * an entry's expiry compared with the wall clock. A claimed
    * or unreadable one says more (held for the gateways; full) and is kept — until it has gone unseen as
    * long as a state's document outlives its last write (LEASE_STATE_RETENTION_MS): a deleted pool proxy's
    * claim is never cleared by a lease, and nothing reads its name again, so it stayed for the life of the
@@ -102,12 +122,13 @@ export class LeaseStateCache {
    */
   private forgetIdle(now: number): void {
     this.lastForget = now;
+    const wallNow = this.clocks.wallNow();
     for (const [proxy, s] of this.states) {
       const idle = now - s.seenAt;
       if (idle < FORGET_IDLE_MS) continue;
       const saysMore = s.entries === null || (s.gatewayClaim ?? null) !== null;
       if (saysMore && idle < LEASE_STATE_RETENTION_MS) continue;
-      if (s.entries?.some((e) => e.expiresAt.getTime() > now)) continue;
+      if (s.entries?.some((e) => e.expiresAt.getTime() > wallNow)) continue;
       for (const e of s.entries ?? []) this.owner.delete(e.leaseId);
       this.states.delete(proxy);
     }

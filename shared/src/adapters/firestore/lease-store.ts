@@ -42,7 +42,15 @@ import { LeaseStateCache } from './lease-state-cache.js';
 import { LockWaitError } from './lease-write-turn.js';
 
 export interface FirestoreLeaseStoreOptions {
+  /** The wall clock: stored lease times (grants, expiries, cooldowns) and the time leases are judged at. */
   clock: Clock;
+  /**
+   * Milliseconds on a monotonic clock for what the store times in-process, as an age: how old its view of
+   * a proxy is (staleAfterMs). On the wall clock, one stepped back an hour made every such age negative
+   * for that hour: no view was read again (proxies other replicas freed stayed full here: 409s). The API's wiring passes performance.now (buildLeaseApi);
+   * default: `clock`'s time, which suits the tests' ManualClock, whose steps stand for elapsed time.
+   */
+  monotonicNow?: () => number;
   settings: LeaseSettings;
   log?: Logger;
   /** Commits one request may attempt before answering "contended" (each retry re-reads the state). */
@@ -89,6 +97,7 @@ export const COOLDOWN_LISTENER_RENEW_MS = 60 * 60 * 1000;
 
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
+  private readonly monotonicNow: () => number;
   private readonly settings: LeaseSettings;
   private readonly log: Logger;
   private readonly state: LeaseStateCache;
@@ -117,12 +126,17 @@ export class FirestoreLeaseStore implements LeaseStore {
     private readonly db: Firestore,
     opts: FirestoreLeaseStoreOptions,
   ) {
-    this.clock = opts.clock;
+    const { clock } = opts;
+    this.clock = clock;
+    this.monotonicNow = opts.monotonicNow ?? (() => clock.now().getTime());
     this.settings = opts.settings;
     this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
-    this.state = new LeaseStateCache(this.log);
+    this.state = new LeaseStateCache(this.log, {
+      monotonicNow: this.monotonicNow,
+      wallNow: () => clock.now().getTime(),
+    });
     this.maxCommits = opts.maxCommits ?? 16;
-    this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, this.maxCommits);
+    this.access = new LeaseStateAccess(db, this.state, this.monotonicNow, this.log, this.maxCommits);
     this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
     this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;

@@ -1,11 +1,12 @@
 // FirestoreLeaseStore on a Firestore that stops answering: every wait is bounded, so a degraded Firestore
 // costs a prompt 503 with Retry-After, not requests held until Cloud Run's 300 s request timeout.
-import type { Firestore, QuerySnapshot } from '@google-cloud/firestore';
+import { type Firestore, type QuerySnapshot, Timestamp } from '@google-cloud/firestore';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../ports/clock.js';
 import { retainedBytes } from '../../testing/retained-heap.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
+import { encodeState } from './lease-converter.js';
 import { STORE_CALL_DEADLINE_MS } from './lease-state-access.js';
 import { FirestoreLeaseStore, LOAD_PENDING_MS, LOCK_WAIT_MS } from './lease-store.js';
 
@@ -18,11 +19,13 @@ const never = () => new Promise<never>(() => {});
 function stubFirestore(calls: {
   loadAll: () => Promise<unknown>;
   read?: () => Promise<unknown>;
+  /** A refresh's read of several states (default: none of them exists). */
+  getAll?: (ids: string[]) => Promise<unknown[]>;
   commit?: () => Promise<unknown>;
   /** The cooldown listener never sends its first snapshot. */
   silentListener?: boolean;
 }) {
-  const counts = { loadAll: 0 };
+  const counts = { loadAll: 0, read: 0, getAll: 0 };
   const db = {
     collection: (name: string) => ({
       get: () => {
@@ -35,15 +38,47 @@ function stubFirestore(calls: {
           return () => {};
         },
       }),
-      doc: (id: string) => ({ id, path: `${name}/${id}`, get: calls.read ?? never }),
+      doc: (id: string) => ({
+        id,
+        path: `${name}/${id}`,
+        get: () => {
+          counts.read++;
+          return (calls.read ?? never)();
+        },
+      }),
     }),
+    getAll: (...refs: { id: string }[]) => {
+      counts.getAll++;
+      const ids = refs.map((r) => r.id);
+      return calls.getAll ? calls.getAll(ids) : Promise.resolve(ids.map((id) => ({ id, exists: false })));
+    },
     batch: () => ({ create() {}, update() {}, delete() {}, commit: calls.commit ?? never }),
   } as unknown as Firestore;
   return { db, counts };
 }
 
-function storeOn(db: Firestore, clock = new ManualClock()) {
-  return new FirestoreLeaseStore(db, { clock, settings: { cooldownWindowMs: 60_000 }, log: memoryLogger() });
+function storeOn(db: Firestore, clock = new ManualClock(), monotonicNow?: () => number) {
+  return new FirestoreLeaseStore(db, {
+    clock,
+    settings: { cooldownWindowMs: 60_000 },
+    log: memoryLogger(),
+    ...(monotonicNow && { monotonicNow }),
+  });
+}
+
+/** A wall clock and a monotonic one, moved apart: the wall clock stepped back an hour (NTP, a VM resumed). */
+function twoClocks() {
+  const wall = new ManualClock();
+  const mono = { ms: 5_000 };
+  return {
+    wall,
+    monotonicNow: () => mono.ms,
+    /** `ms` pass; meanwhile the wall clock is stepped back an hour. */
+    elapseWithWallBack(ms: number) {
+      mono.ms += ms;
+      wall.advance(ms - 3_600_000);
+    },
+  };
 }
 
 /** `p`'s outcome, or 'pending' when it has not settled within `ms`. */
@@ -221,4 +256,51 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
       await store.stop();
     },
   );
+});
+
+// Ages the store takes in-process are timed on its monotonic clock. On the wall clock, one stepped back an
+// hour made every such age negative for that hour.
+describe('FirestoreLeaseStore with its wall clock stepped back', () => {
+  it('reads a proxy state again once its view is older than staleAfterMs on the monotonic clock', async () => {
+    // Other replicas' releases went unseen for the hour: proxies they freed stayed full on this one.
+    const { db, counts } = stubFirestore({ loadAll: async () => ({ docs: [] }) });
+    const { wall, monotonicNow, elapseWithWallBack } = twoClocks();
+    const store = storeOn(db, wall, monotonicNow).start();
+    await store.ready(1_000);
+    expect(await store.refresh(['p1'])).toBe(1);
+    expect(await store.refresh(['p1'])).toBe(0);
+    elapseWithWallBack(1_001);
+    expect(await store.refresh(['p1'])).toBe(1);
+    expect(counts.getAll).toBe(2);
+    await store.stop();
+  });
+
+  it('looks once more at a proxy its view holds full, once that view is older than staleAfterMs', async () => {
+    // The grant's second look (lease-grant.ts): the view says p1 is full, another replica released since.
+    const { wall, monotonicNow, elapseWithWallBack } = twoClocks();
+    const held = {
+      leaseId: 'other',
+      expiresAt: new Date(wall.now().getTime() + 3 * 3_600_000),
+      exclusive: false,
+    };
+    const doc = (entries: (typeof held)[], s: number) => ({
+      id: 'p1',
+      exists: true,
+      data: () => encodeState('p1', entries, wall.now()),
+      updateTime: new Timestamp(s, 0),
+    });
+    const { db, counts } = stubFirestore({
+      loadAll: async () => ({ docs: [doc([held], 1)] }),
+      read: async () => doc([held], 1),
+    });
+    const store = storeOn(db, wall, monotonicNow).start();
+    await store.ready(1_000);
+    const full = [{ name: 'p1', uid: 'u1', capacity: 1 }];
+    expect(await store.grant({ candidates: full, lease })).toMatchObject({ kind: 'no_room', atCapacity: 1 });
+    expect(counts.read).toBe(0); // a view just read is trusted to say full
+    elapseWithWallBack(1_001);
+    expect(await store.grant({ candidates: full, lease })).toMatchObject({ kind: 'no_room', atCapacity: 1 });
+    expect(counts.read).toBe(1);
+    await store.stop();
+  });
 });
