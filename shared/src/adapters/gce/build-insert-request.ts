@@ -27,10 +27,21 @@ export interface InsertOptions {
 
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 
+/** Metadata that keeps project-wide SSH keys off the proxy VMs (GCE guest environment reads both). */
+export const HOST_ACCESS_METADATA = [
+  { key: 'block-project-ssh-keys', value: 'TRUE' },
+  { key: 'enable-oslogin', value: 'TRUE' },
+] as const;
+
 export function buildInsertRequest(req: InstanceRequest, opts: InsertOptions): InsertInstanceRequest {
   const metadata = [
     { key: METADATA_STARTUP_SCRIPT, value: req.startupScript },
     { key: METADATA_PROXY_PORT, value: String(req.port) },
+    // No way in by the project's SSH keys: no firewall rule opens port 22, but docs/cloud-init.md tells an
+    // operator who needs SSH to add an IAP rule, and then every key in project metadata (gcloud compute ssh
+    // adds one per user, for any VM) would be root on every internet-facing proxy. OS Login instead: IAM
+    // decides who may log in, per proxy.
+    ...HOST_ACCESS_METADATA,
   ];
   if (req.credentialsSecret)
     metadata.push({ key: METADATA_CREDENTIALS_SECRET, value: req.credentialsSecret });

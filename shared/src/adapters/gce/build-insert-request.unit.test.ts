@@ -55,6 +55,14 @@ describe('buildInsertRequest', () => {
                 "value": "3128",
               },
               {
+                "key": "block-project-ssh-keys",
+                "value": "TRUE",
+              },
+              {
+                "key": "enable-oslogin",
+                "value": "TRUE",
+              },
+              {
                 "key": "proxyplane-credentials-secret",
                 "value": "projects/acme/secrets/eu-creds/versions/4",
               },
@@ -98,7 +106,12 @@ describe('buildInsertRequest', () => {
       { project: 'acme', subnetwork: 'regions/r/subnetworks/s' },
     );
     const keys = r.instanceResource?.metadata?.items?.map((i) => i.key);
-    expect(keys).toEqual(['startup-script', 'proxyplane-proxy-port']);
+    expect(keys).toEqual([
+      'startup-script',
+      'proxyplane-proxy-port',
+      'block-project-ssh-keys',
+      'enable-oslogin',
+    ]);
     expect(r.instanceResource).not.toHaveProperty('serviceAccounts');
     expect(r.instanceResource?.networkInterfaces?.[0]?.subnetwork).toBe('regions/r/subnetworks/s');
   });
