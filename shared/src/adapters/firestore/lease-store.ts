@@ -46,8 +46,10 @@ export interface FirestoreLeaseStoreOptions {
   clock: Clock;
   /**
    * Milliseconds on a monotonic clock for what the store times in-process, as an age: how old its view of
-   * a proxy is (staleAfterMs). On the wall clock, one stepped back an hour made every such age negative
-   * for that hour: no view was read again (proxies other replicas freed stayed full here: 409s). The API's wiring passes performance.now (buildLeaseApi);
+   * a proxy is (staleAfterMs) and its read of every lease state (LOAD_RETRY_MS, LOAD_PENDING_MS). On the
+   * wall clock, one stepped back an hour made every such age negative for that hour: no view was read
+   * again (proxies other replicas freed stayed full here: 409s), and a failed start-up read was never
+   * retried (503s after Firestore was back). The API's wiring passes performance.now (buildLeaseApi);
    * default: `clock`'s time, which suits the tests' ManualClock, whose steps stand for elapsed time.
    */
   monotonicNow?: () => number;
@@ -62,7 +64,7 @@ export interface FirestoreLeaseStoreOptions {
 }
 
 /** How soon after a failed read of every lease state a request may start the next one. */
-const LOAD_RETRY_MS = 1_000;
+export const LOAD_RETRY_MS = 1_000;
 /**
  * How long a write waits for its turn on its proxy's lock before it answers 503 unavailable (a grant, over
  * all its candidates: it passes over those still queued and tries the next). Each call under
@@ -81,7 +83,7 @@ export const LOCK_WAIT_MS = 30_000;
  */
 export const LOAD_PENDING_MS = 60_000;
 
-/** A read of every lease state, unanswered since `startedAt`. */
+/** A read of every lease state, unanswered since `startedAt` (monotonic ms). */
 interface LoadingRead {
   read: Promise<void>;
   /** What requests wait on: the read's outcome, without a reaction on it per request (latch.ts). */
@@ -195,7 +197,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const loading: LoadingRead = {
       read,
       settled: Latch.following(read),
-      startedAt: this.clock.now().getTime(),
+      startedAt: this.monotonicNow(),
     };
     this.loading = loading;
     read.then(
@@ -213,7 +215,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (this.loading !== loading) return;
     this.log.error('loading lease states failed; the next request reads them again', { error: err });
     this.loading = null;
-    this.loadFailedAt = this.clock.now().getTime();
+    this.loadFailedAt = this.monotonicNow();
   }
 
   async ready(timeoutMs: number): Promise<void> {
@@ -248,7 +250,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     // async: its refusal is a rejection ready() awaits with the listener's wait. Thrown synchronously, it
     // left that wait (already started) to reject unhandled at its deadline — Node exits on that — so a
     // replica started while Firestore refused it crash-looped instead of answering 503.
-    const now = this.clock.now().getTime();
+    const now = this.monotonicNow();
     const current = this.loading;
     if (!current && now < this.loadFailedAt + LOAD_RETRY_MS)
       throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');

@@ -8,7 +8,7 @@ import { memoryLogger } from '../log/json-logger.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { encodeState } from './lease-converter.js';
 import { STORE_CALL_DEADLINE_MS } from './lease-state-access.js';
-import { FirestoreLeaseStore, LOAD_PENDING_MS, LOCK_WAIT_MS } from './lease-store.js';
+import { FirestoreLeaseStore, LOAD_PENDING_MS, LOAD_RETRY_MS, LOCK_WAIT_MS } from './lease-store.js';
 
 const never = () => new Promise<never>(() => {});
 
@@ -301,6 +301,25 @@ describe('FirestoreLeaseStore with its wall clock stepped back', () => {
     elapseWithWallBack(1_001);
     expect(await store.grant({ candidates: full, lease })).toMatchObject({ kind: 'no_room', atCapacity: 1 });
     expect(counts.read).toBe(1);
+    await store.stop();
+  });
+
+  it('reads every lease state again once LOAD_RETRY_MS have passed since the last read failed', async () => {
+    // Leases answered 503 for the hour after Firestore was back: ready() never read again meanwhile.
+    let fail = true;
+    const { db, counts } = stubFirestore({
+      loadAll: async () => {
+        if (fail) throw Object.assign(new Error('unavailable'), { code: 14 });
+        return { docs: [] };
+      },
+    });
+    const { wall, monotonicNow, elapseWithWallBack } = twoClocks();
+    const store = storeOn(db, wall, monotonicNow).start();
+    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
+    fail = false;
+    elapseWithWallBack(LOAD_RETRY_MS + 1);
+    await store.ready(1_000);
+    expect(counts.loadAll).toBe(2);
     await store.stop();
   });
 });
