@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { loadApiConfig } from '../../functions/api/src/config.js';
 import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { type Wired, wireApi } from '../../functions/api/src/wiring.js';
+import { countProxiesByPhase } from '../../shared/src/adapters/firestore/proxy-phase-counts.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
@@ -54,6 +55,10 @@ describe('the API’s scrape-time counts', () => {
         ready: gauge(text, 'proxyplane_proxies{phase="Ready"}'),
       };
     };
+    // The first scrape waits SCRAPE_WAIT_MS (5 s) at most for its count: real reads first — the aggregation
+    // query on the emulator, the API's own client's connection — so that a cold emulator under load does
+    // not take longer than that and fail the test for the wrong reason.
+    await Promise.all([countProxiesByPhase(db), wired.deps.store.get('warm-up')]);
     // Only Date and performance are faked (the clients' timers run as usual): the test moves them.
     vi.useFakeTimers({ toFake: ['Date', 'performance'], now: new Date() });
     expect(await scrape()).toEqual({ active: '1', ready: '0' });
