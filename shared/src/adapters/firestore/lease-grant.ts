@@ -277,7 +277,7 @@ async function grantOn(
       if (lostCommit) deps.access.refund(budget);
       // Full as far as this replica knows; when that knowledge is old, another replica may have
       // released since: look once more before moving on.
-      if (fresh || deps.state.ageMs(candidate.name, now) <= deps.staleAfterMs) return null;
+      if (fresh || deps.state.ageMs(candidate.name) <= deps.staleAfterMs) return null;
       fresh = true;
       continue;
     }

@@ -70,11 +70,10 @@ export class LeaseStateCache {
   }
 
   /**
-   * How long ago this replica learned the proxy's state, on the monotonic clock; Infinity when it never
-   * did. `_wallNow` is not used: lease-grant.ts still passes its wall time, which an age must not be
-   * measured on (StateClocks).
+   * How long ago this replica learned the proxy's state, on the monotonic clock (StateClocks: never on the
+   * wall clock, which may step back); Infinity when it never did.
    */
-  ageMs(proxy: string, _wallNow?: Date): number {
+  ageMs(proxy: string): number {
     const s = this.states.get(proxy);
     return s ? this.clocks.monotonicNow() - s.seenAt : Number.POSITIVE_INFINITY;
   }
