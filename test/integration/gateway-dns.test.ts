@@ -46,6 +46,10 @@ beforeAll(async () => {
       'site2.test': ['127.0.0.1'],
       'private.test': ['10.9.8.7'],
       'redirect.test': ['127.0.0.1'],
+      // A resolver that answers made-up names (NXDOMAIN redirection, a wildcard): public addresses for
+      // spellings an upstream reads as loopback.
+      '0x7f.1': ['93.184.216.34'],
+      '127.0.0.1': ['93.184.216.34'],
     },
     silent: (name) => name.endsWith('.hang.test'),
   });
@@ -112,13 +116,33 @@ const fetchVia = async (url: string) => {
 };
 
 describe('spellings of a loopback or private target', () => {
-  // Odd IPv4 spellings are no literals to the guard: DNS (the nameserver here) has no such name, so
-  // getaddrinfo reads them as inet_aton does, and the address it gives is the one judged.
+  // Odd IPv4 spellings (a numeric last label that is no strict dotted quad) and empty labels are no DNS
+  // names: squid reads them as inet_aton does and drops every trailing dot, so a resolver answering
+  // made-up names gave the guard a public address for what the upstream took as 127.0.0.1. Malformed
+  // targets now, refused before any look-up and never sent upstream.
   it.each([
-    ['decimal', '2130706433'],
-    ['octal', '0177.0.0.1'],
-    ['hex', '0x7f.0.0.1'],
-    ['short', '127.1'],
+    ['GET', 'decimal', '2130706433'],
+    ['GET', 'octal', '0177.0.0.1'],
+    ['GET', 'hex', '0x7f.1'],
+    ['GET', 'short', '127.1'],
+    ['GET', 'two trailing dots', '127.0.0.1..'],
+    ['CONNECT', 'hex', '0x7f.0.0.1'],
+    ['CONNECT', 'hex, answered by DNS', '0x7f.1'],
+    ['CONNECT', 'two trailing dots', '127.0.0.1..'],
+  ])('%s to loopback spelt %s (%s) is a 400, not looked up', async (method, _label, host) => {
+    const accepted = upstream.stats().accepted;
+    const queries = dns.queries.length;
+    const text = method === 'GET' ? await get(host) : await connect(`${host}:${targets.httpPort}`);
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toContain(
+      `X-Proxyplane-Error: ${method === 'GET' ? 'bad_request_target' : 'bad_connect_target'}`,
+    );
+    expect(dns.queries.slice(queries)).toEqual([]);
+    expect(upstream.stats().accepted).toBe(accepted);
+  });
+
+  // Bracketed IPv6 forms are literals: judged by the IPv4 address they embed.
+  it.each([
     ['IPv4-mapped', '[::ffff:127.0.0.1]'],
     ['IPv4-mapped in hex', '[::ffff:7f00:1]'],
     ['IPv4-compatible', '[::127.0.0.1]'],
@@ -159,6 +183,17 @@ describe('spellings of a loopback or private target', () => {
     'https://127.0.0.1\\@example.com/',
   ])('/v1/fetch of %s is refused as loopback', async (url) => {
     expect(await fetchVia(url)).toEqual({ status: 403, body: { error: 'ssrf_refused', reason: 'loopback' } });
+  });
+
+  // WHATWG keeps `127.0.0.1..` a name (its last label is empty), one dot is dropped as for every host, and
+  // `127.0.0.1.` went to an absolute-form upstream, which drops the other: no DNS name, never looked up.
+  it('/v1/fetch of http://127.0.0.1../ is refused, not looked up', async () => {
+    const queries = dns.queries.length;
+    expect(await fetchVia(`http://127.0.0.1..:${targets.httpPort}/`)).toEqual({
+      status: 502,
+      body: { error: 'target_unresolvable' },
+    });
+    expect(dns.queries.slice(queries)).toEqual([]);
   });
 });
 

@@ -66,6 +66,18 @@ describe('parseAuthority', () => {
     ['exa mple.com:80', undefined, null],
     ['[::1:80', undefined, null],
     ['example.com:80x', undefined, null],
+    ['0x7f.1:80', undefined, null],
+    ['127.1:80', undefined, null],
+    ['2130706433:80', undefined, null],
+    ['0177.0.0.1:80', undefined, null],
+    ['1.2.3.4.5:80', undefined, null],
+    ['example.0x:80', undefined, null],
+    ['127.0.0.1..:80', undefined, null],
+    ['example.com..:80', undefined, null],
+    ['a..b:80', undefined, null],
+    ['127.0.0.1.:80', undefined, { host: '127.0.0.1', port: 80 }],
+    ['123.example:80', undefined, { host: '123.example', port: 80 }],
+    ['0x7f.example:80', undefined, { host: '0x7f.example', port: 80 }],
   ])('%s → %j', (text, def, expected) => {
     expect(parseAuthority(text, def)).toEqual(expected);
   });

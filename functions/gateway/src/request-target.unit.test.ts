@@ -101,6 +101,45 @@ describe('requestTarget', () => {
   ])('%s', (text, expected) => {
     expect(target(text)).toEqual(expected);
   });
+
+  // Hosts squid reads as an address of its own (inet_aton; every trailing dot dropped), while a resolver
+  // answering made-up names gave the guard a public address to judge: malformed here, never resolved.
+  it.each([
+    'http://0x7f.1/',
+    'http://127.1/',
+    'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://127.0.0.1../',
+    'http://example.com../',
+    'http://a..b/',
+  ])('refuses GET %s as a malformed target', (url) => {
+    expect(target(`GET ${url} HTTP/1.1`)).toEqual({
+      kind: 'refuse',
+      status: 400,
+      code: 'bad_request_target',
+    });
+  });
+
+  it.each(['0x7f.1:443', '127.0.0.1..:443', '2130706433:443'])('refuses CONNECT %s', (authority) => {
+    expect(target(`CONNECT ${authority} HTTP/1.1`)).toEqual({
+      kind: 'refuse',
+      status: 400,
+      code: 'bad_connect_target',
+    });
+  });
+
+  it.each([
+    ['http://example.com./', 'example.com'],
+    ['http://1.2.3.4/', '1.2.3.4'],
+    ['http://1.2.3.4./', '1.2.3.4'],
+    ['http://a1.example/', 'a1.example'],
+    ['http://123.example/', '123.example'],
+    ['http://0x7f.example/', '0x7f.example'],
+  ])('still takes GET %s', (url, host) => {
+    expect(target(`GET ${url} HTTP/1.1`)).toEqual(
+      expect.objectContaining({ kind: 'http', authority: { host, port: 80 } }),
+    );
+  });
 });
 
 describe('mayRideWithConnect', () => {

@@ -9,6 +9,7 @@ import {
   decideTarget,
   type TargetDecision,
 } from '../../../shared/src/domain/gateway/ssrf.js';
+import { isAmbiguousName } from './head.js';
 
 /** A name's addresses, every family; rejects when it has none (dns-resolve.ts is the deployed one). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -42,6 +43,10 @@ export class TargetGuard {
   /** Synchronous for literals and cached names; a promise only when a look-up is needed. */
   check(host: string, port: number): TargetDecision | Promise<TargetDecision> {
     if (parseIp(host)) return decideTarget(host, port, [host], this.allow);
+    // No DNS name (an empty label, a numeric last one): an upstream given it in absolute form reads its own
+    // address into it (squid: `127.0.0.1.` is 127.0.0.1), whatever a look-up answered here. The proxy
+    // listener refuses these spellings as malformed (head.ts); /v1/fetch's WHATWG URL keeps `127.0.0.1..`.
+    if (!host.includes(':') && isAmbiguousName(host)) return { allow: false, reason: 'unresolvable' };
     if (classifyName(host) && !this.allow.hostPorts.has(`${host}:${port}`)) {
       return decideTarget(host, port, ['0.0.0.0'], this.allow);
     }

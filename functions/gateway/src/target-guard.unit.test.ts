@@ -72,6 +72,24 @@ describe('TargetGuard', () => {
     expect(calls).toEqual([]);
   });
 
+  // A resolver that answers made-up names (NXDOMAIN redirection, a wildcard) gives these a public address,
+  // while an upstream handed the name in absolute form reads it as its own address: squid drops every
+  // trailing dot (`127.0.0.1.` after /v1/fetch's normalisation of `127.0.0.1..`) and reads `0x7f.1` as
+  // inet_aton does. No DNS name: refused, never looked up.
+  it.each(['127.0.0.1.', 'example.com.', 'a..b', '0x7f.1', '127.1', '2130706433', '0177.0.0.1'])(
+    'refuses %j without resolving it',
+    (host) => {
+      const { guard, calls } = guardWith({ [host]: ['93.184.216.34'] });
+      expect(guard.check(host, 80)).toEqual({ allow: false, reason: 'unresolvable' });
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it.each(['123.example', '0x7f.example', 'a1.example'])('still resolves %j', async (host) => {
+    const { guard } = guardWith({ [host]: ['93.184.216.34'] });
+    expect(await guard.check(host, 80)).toEqual({ allow: true, address: '93.184.216.34' });
+  });
+
   it('connects to the address it checked: a rebinding answer inside the TTL changes nothing', async () => {
     const { guard, calls, answers, advance } = guardWith({ 'flip.example': ['93.184.216.34'] });
     expect(await guard.check('flip.example', 443)).toEqual({ allow: true, address: '93.184.216.34' });
