@@ -61,6 +61,23 @@ export interface ForwardRequest {
   dialTimeoutMs?: number;
 }
 
+/** Methods Node's client sends without body framing when none is given (useChunkedEncodingByDefault off). */
+const UNFRAMED_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+/**
+ * The headers as given, plus `Content-Length: 0` for a body-less request of any other method (POST, PUT,
+ * PATCH) without a Content-Length of its own. Node writes the head in http.request when the headers are a
+ * flat array, before `end()` could tell it the body is empty: such a request went upstream as
+ * `Transfer-Encoding: chunked` and a `0` chunk — framing the client never sent, where the pinned path
+ * forwards none and the listener refuses chunked bodies from clients.
+ */
+export function withEmptyBodyFraming(method: string, headers: string[]): string[] {
+  if (UNFRAMED_METHODS.has(method.toUpperCase())) return headers;
+  for (let i = 0; i < headers.length; i += 2)
+    if (headers[i]!.toLowerCase() === 'content-length') return headers;
+  return [...headers, 'Content-Length', '0'];
+}
+
 const FWD = Symbol('plain-forward');
 type Tagged<T> = T & { [FWD]?: PlainForward };
 export class PlainForward {
@@ -100,7 +117,7 @@ export class PlainForward {
       port: this.r.port,
       method: this.r.method,
       path: this.r.url,
-      headers: this.r.headers,
+      headers: this.r.bodyLength === 0 ? withEmptyBodyFraming(this.r.method, this.r.headers) : this.r.headers,
       agent,
       maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
     });

@@ -299,3 +299,96 @@ describe('PlainForward: the retry after a pooled connection was dropped', () => 
     fresh.destroy();
   });
 });
+
+describe('PlainForward: a body-less request of a method that may carry one', () => {
+  // Records what each connection sent — the head and anything after it (a `0` chunk) — then answers.
+  const heads: string[] = [];
+  const upstream = net.createServer((s) => {
+    s.on('error', () => {});
+    let got = '';
+    let answering = false;
+    s.on('data', (d) => {
+      got += d.toString('latin1');
+      if (answering || !got.includes('\r\n\r\n')) return;
+      answering = true;
+      setTimeout(() => {
+        heads.push(got);
+        s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+      }, 30);
+    });
+  });
+  const sink = net.createServer((s) => {
+    s.on('error', () => {});
+    s.resume();
+  });
+  let upstreamPort = 0;
+  let sinkPort = 0;
+  beforeAll(async () => {
+    upstreamPort = await listen(upstream);
+    sinkPort = await listen(sink);
+  });
+  afterAll(async () => {
+    await new Promise((r) => upstream.close(r));
+    await new Promise((r) => sink.close(r));
+  });
+
+  const forward = async (method: string, headers: string[]): Promise<string> => {
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
+    const c = net.connect({ port: sinkPort, host: '127.0.0.1' });
+    await new Promise((r) => c.once('connect', r));
+    heads.length = 0;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        new PlainForward(
+          {
+            client: c,
+            forwardConnected: () => {},
+            forwardFailed: (stage, st, code) => reject(new Error(`${stage} ${st} ${code}`)),
+            forwardResponse: () => true,
+            forwardDone: resolve,
+            forwardBroken: () => reject(new Error('broken')),
+            bodyDrained: () => {},
+          },
+          pool,
+          {
+            host: '127.0.0.1',
+            port: upstreamPort,
+            method,
+            url: 'http://target.test/form',
+            headers,
+            authorization: '',
+            bodyLength: 0,
+            clientHttp11: true,
+          },
+        ).start();
+      });
+      return heads[0]!;
+    } finally {
+      c.destroy();
+      pool.destroy();
+    }
+  };
+
+  // `curl -X POST` sends no Content-Length. Node writes a flat-array head in http.request, before end():
+  // it went out as `Transfer-Encoding: chunked` and a `0` chunk, framing the client never sent.
+  it.each(['POST', 'put', 'PATCH'])(
+    '%s without Content-Length goes out with Content-Length: 0, not chunked',
+    async (method) => {
+      const head = await forward(method, ['Host', 'target.test']);
+      expect(head.toLowerCase()).not.toContain('transfer-encoding');
+      expect(head).toContain('\r\nContent-Length: 0\r\n');
+      expect(head.endsWith('\r\n\r\n')).toBe(true);
+    },
+  );
+
+  it("keeps the client's own Content-Length: 0, once", async () => {
+    const head = await forward('POST', ['Host', 'target.test', 'content-length', '0']);
+    expect(head.match(/content-length/gi)).toHaveLength(1);
+    expect(head.toLowerCase()).not.toContain('transfer-encoding');
+  });
+
+  it('adds no framing to a body-less GET', async () => {
+    const head = await forward('GET', ['Host', 'target.test']);
+    expect(head.toLowerCase()).not.toMatch(/content-length|transfer-encoding/);
+  });
+});
