@@ -20,6 +20,7 @@ import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-s
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { SecretReader } from '../../shared/src/ports/secrets.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { storeClocks } from '../support/lease-store-clocks.js';
 import { ADMIN_TOKEN, leaseTestApp, proxy, writeFleet } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
 import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
@@ -222,7 +223,7 @@ describe('a cordoned proxy (leases)', () => {
     const { renewing, release } = await renewalQueuedOnC1(call, held.body.leaseId);
     // …while its twin, on another replica, extends the lease to 600 s.
     const other = new FirestoreLeaseStore(new Firestore({ projectId }), {
-      clock,
+      ...storeClocks(clock),
       settings: Reflect.get(store, 'settings') as LeaseSettings,
       log: { info: () => {}, warn: () => {}, error: () => {} } as never,
     }).start();

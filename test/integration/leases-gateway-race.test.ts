@@ -24,6 +24,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { NewLease } from '../../shared/src/ports/lease-store.js';
 import { WorkerStoreError } from '../../shared/src/ports/workers.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { storeClocks } from '../support/lease-store-clocks.js';
 import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { eventually, poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
@@ -44,7 +45,7 @@ let seq = 0;
 
 function leaseStore(): FirestoreLeaseStore {
   const s = new FirestoreLeaseStore(db, {
-    clock,
+    ...storeClocks(clock),
     settings: { cooldownWindowMs: 60_000 },
     log: memoryLogger(),
   }).start();

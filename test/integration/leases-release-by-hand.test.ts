@@ -10,6 +10,7 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { NewLease } from '../../shared/src/ports/lease-store.js';
 import { clearProject, releaseProject, testProjectId } from '../support/emulators.js';
+import { storeClocks } from '../support/lease-store-clocks.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -19,7 +20,11 @@ let stores: FirestoreLeaseStore[] = [];
 let seq = 0;
 
 async function replica(): Promise<FirestoreLeaseStore> {
-  const s = new FirestoreLeaseStore(new Firestore({ projectId }), { clock, settings, log: memoryLogger() });
+  const s = new FirestoreLeaseStore(new Firestore({ projectId }), {
+    ...storeClocks(clock),
+    settings,
+    log: memoryLogger(),
+  });
   stores.push(s.start());
   await s.ready(10_000);
   return s;

@@ -22,6 +22,7 @@ import {
 } from '../../shared/src/ports/lease-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { heldUpFirestore } from '../support/held-up-firestore.js';
+import { storeClocks } from '../support/lease-store-clocks.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { replayCommits } from '../support/replayed-commit-firestore.js';
@@ -35,7 +36,11 @@ let stores: FirestoreLeaseStore[] = [];
 let seq = 0;
 
 function store(): FirestoreLeaseStore {
-  const s = new FirestoreLeaseStore(new Firestore({ projectId }), { clock, settings, log: quiet }).start();
+  const s = new FirestoreLeaseStore(new Firestore({ projectId }), {
+    ...storeClocks(clock),
+    settings,
+    log: quiet,
+  }).start();
   stores.push(s);
   return s;
 }
@@ -107,7 +112,7 @@ describe('FirestoreLeaseStore', () => {
       }
       return c;
     }) as typeof fs.collection;
-    const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    const s = new FirestoreLeaseStore(fs, { ...storeClocks(clock), settings, log: quiet }).start();
     stores.push(s);
     await expect(s.ready(5_000)).rejects.toMatchObject({ kind: 'not_ready' });
     // Within a second of the failure: refused at once, no new read.
@@ -191,7 +196,7 @@ describe('FirestoreLeaseStore', () => {
         gate,
       );
       const s = new FirestoreLeaseStore(db, {
-        clock,
+        ...storeClocks(clock),
         settings,
         log: quiet,
         lockWaitMs,
@@ -284,7 +289,7 @@ describe('FirestoreLeaseStore', () => {
     if (g.kind !== 'granted') throw new Error('not granted');
     const replaying = new Firestore({ projectId });
     const sent = replayCommits(replaying);
-    const r = new FirestoreLeaseStore(replaying, { clock, settings, log: quiet }).start();
+    const r = new FirestoreLeaseStore(replaying, { ...storeClocks(clock), settings, log: quiet }).start();
     stores.push(r);
     await r.ready(10_000);
     clock.advance(10_000);
@@ -334,7 +339,7 @@ describe('FirestoreLeaseStore', () => {
       }
       return answer;
     };
-    const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    const s = new FirestoreLeaseStore(fs, { ...storeClocks(clock), settings, log: quiet }).start();
     stores.push(s);
     await s.ready(10_000);
     return { s, hook };
@@ -390,7 +395,7 @@ describe('FirestoreLeaseStore', () => {
     };
     const reads: FirestoreRead[] = [];
     const s = new FirestoreLeaseStore(recordingFirestore(fs, reads, { documents: true }), {
-      clock,
+      ...storeClocks(clock),
       settings,
       log: quiet,
     }).start();
@@ -473,7 +478,7 @@ describe('FirestoreLeaseStore', () => {
         throw err;
       }
     };
-    const a = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    const a = new FirestoreLeaseStore(fs, { ...storeClocks(clock), settings, log: quiet }).start();
     stores.push(a);
     const b = store();
     await Promise.all([a.ready(10_000), b.ready(10_000)]);
@@ -578,7 +583,7 @@ describe('FirestoreLeaseStore', () => {
         };
         return b;
       };
-      const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+      const s = new FirestoreLeaseStore(fs, { ...storeClocks(clock), settings, log: quiet }).start();
       stores.push(s);
       return { s, commits: () => commits };
     };
@@ -742,7 +747,7 @@ describe('FirestoreLeaseStore', () => {
         }
         return send(method, ...rest);
       };
-      const a = new FirestoreLeaseStore(db, { clock, settings, log: quiet }).start();
+      const a = new FirestoreLeaseStore(db, { ...storeClocks(clock), settings, log: quiet }).start();
       stores.push(a);
       await a.ready(10_000);
       await a.refresh(['p1', 'p2']);
@@ -778,7 +783,12 @@ describe('FirestoreLeaseStore', () => {
         }
         return send(method, ...rest);
       };
-      const a = new FirestoreLeaseStore(db, { clock, settings, log: quiet, maxCommits: 2 }).start();
+      const a = new FirestoreLeaseStore(db, {
+        ...storeClocks(clock),
+        settings,
+        log: quiet,
+        maxCommits: 2,
+      }).start();
       stores.push(a);
       await a.ready(10_000);
       await a.refresh(['p1', 'p2']);
@@ -839,7 +849,7 @@ describe('FirestoreLeaseStore', () => {
     // four candidates whatever the pool's size, instead of committing on every proxy it once saw free.
     const bounded = () => {
       const s = new FirestoreLeaseStore(new Firestore({ projectId }), {
-        clock,
+        ...storeClocks(clock),
         settings,
         log: quiet,
         maxCommits: 2,
@@ -884,7 +894,7 @@ describe('FirestoreLeaseStore', () => {
     }
     const b = new FirestoreLeaseStore(
       recordingFirestore(new Firestore({ projectId }), reads, { documents: true }),
-      { clock, settings, log: quiet },
+      { ...storeClocks(clock), settings, log: quiet },
     ).start();
     stores.push(b);
     await b.ready(10_000);
@@ -958,7 +968,11 @@ describe('FirestoreLeaseStore', () => {
   // the digest the request log uses, never the id.
   it('a lease document edited into garbage is logged by the digest of its id, never the id', async () => {
     const log = memoryLogger();
-    const s = new FirestoreLeaseStore(new Firestore({ projectId }), { clock, settings, log }).start();
+    const s = new FirestoreLeaseStore(new Firestore({ projectId }), {
+      ...storeClocks(clock),
+      settings,
+      log,
+    }).start();
     stores.push(s);
     await s.ready(10_000);
     const g = await s.grant({ candidates: [cand('p1', 10)], lease: newLease() });
@@ -1128,7 +1142,7 @@ describe('FirestoreLeaseStore', () => {
     const s = new FirestoreLeaseStore(
       recordingFirestore(new Firestore({ projectId }), reads, { listens: true }),
       {
-        clock,
+        ...storeClocks(clock),
         settings,
         log: quiet,
       },
@@ -1258,7 +1272,7 @@ describe('what a lease costs in reads: the figure docs/cost.md prices', () => {
       const s = new FirestoreLeaseStore(
         recordingFirestore(new Firestore({ projectId }), r, { documents: true }),
         {
-          clock,
+          ...storeClocks(clock),
           settings,
           log: quiet,
         },

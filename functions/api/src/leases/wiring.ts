@@ -36,8 +36,9 @@ export function buildLeaseApi(opts: {
    * Milliseconds on a monotonic clock (the API's wiring passes performance.now) for what is timed here as
    * an age, in-process: the credentials quarantine (LeaseServiceDeps.monotonicNow), the reuse interval
    * of proxyplane_leases_active's count, and the lease store's own ages (its view's freshness, its retries
-   * of the start-up read: FirestoreLeaseStoreOptions.monotonicNow). Required, no default: `clock` is the wall clock in production,
-   * and one stepped back an hour kept a quarantine (and the gauge) stuck for that hour.
+   * of the start-up read: FirestoreLeaseStoreOptions.monotonicNow). Required, no default: `clock` is the
+   * wall clock in production, and one stepped back an hour kept a quarantine (and the gauge) stuck for
+   * that hour.
    */
   monotonicNow: () => number;
   registry: Registry;

@@ -12,6 +12,7 @@ import type { Cooldown } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
 import { decodeCooldown } from './lease-converter.js';
 import type { ListenerSink } from './lease-listener.js';
+import type { StateClocks } from './lease-state-cache.js';
 
 /** How often apply() sweeps expired cooldowns out of the view (at most). */
 export const COOLDOWN_PRUNE_EVERY_MS = 60_000;
@@ -26,11 +27,17 @@ export class LeaseCooldownCache implements ListenerSink {
   /** document id → (proxy, site), to apply removals */
   private readonly keys = new Map<string, { proxy: string; site: string }>();
 
+  /** When apply() last swept: monotonic ms. */
   private prunedAt = Number.NEGATIVE_INFINITY;
 
+  /**
+   * The sweeps' interval is an age taken in-process, on `clocks.monotonicNow`: on the wall clock, one
+   * stepped back an hour left every sweep waiting for that hour, and ended cooldowns piled up in memory.
+   * Whether a cooldown has ended is its stored `until` against `clocks.wallNow`.
+   */
   constructor(
     private readonly log: Logger,
-    private readonly now: () => number = Date.now,
+    private readonly clocks: StateClocks,
   ) {}
 
   /** How many cooldowns the view holds. */
@@ -68,14 +75,17 @@ export class LeaseCooldownCache implements ListenerSink {
       if (change.type === 'removed') this.remove(change.doc.id);
       else this.upsert(change.doc);
     }
-    const t = this.now();
+    const t = this.clocks.monotonicNow();
     if (t - this.prunedAt >= COOLDOWN_PRUNE_EVERY_MS) {
       this.prunedAt = t;
-      this.prune(t);
+      this.prune(this.clocks.wallNow());
     }
   }
 
-  /** Drops the cooldowns over at `t` (their TTL delete, when it comes, then finds nothing to remove). */
+  /**
+   * Drops the cooldowns over at `t`, wall ms (their TTL delete, when it comes, then finds nothing to
+   * remove).
+   */
   private prune(t: number): void {
     for (const [docId, key] of this.keys) {
       const until = this.index.get(key.proxy)?.get(key.site)?.get(docId)?.until;

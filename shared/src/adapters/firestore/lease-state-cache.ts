@@ -91,9 +91,10 @@ export class LeaseStateCache {
   }
 
   /**
-   * Records a state as read or written at `seenAt` (monotonic ms, taken before the read). An older version than the one known is ignored; the
-   * same version only refreshes `seenAt`. A read that found no document replaces what is known (if a
-   * commit raced it, the next write's precondition fails and re-reads).
+   * Records a state as read or written at `seenAt` (monotonic ms, taken before the read). An older
+   * version than the one known is ignored; the same version only refreshes `seenAt`. A read that found no
+   * document replaces what is known (if a commit raced it, the next write's precondition fails and
+   * re-reads).
    */
   put(proxy: string, next: StateBase, seenAt: number): void {
     const current = this.states.get(proxy);

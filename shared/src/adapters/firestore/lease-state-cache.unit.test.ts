@@ -54,19 +54,24 @@ describe('LeaseStateCache', () => {
   });
 
   it('forgets idle states that say nothing is leased; keeps leased, claimed and unreadable ones', () => {
-    const t0 = 1_000_000;
-    const { t, clocks: k } = clocks(t0);
+    // The clocks far apart, as in production (performance.now counts from the process's start): an
+    // entry's expiry compared with the monotonic clock would never be past, and no state that ever held
+    // an entry would be forgotten.
+    const m0 = 5_000;
+    const w0 = Date.parse('2026-03-01T00:00:00Z');
+    const { t, clocks: k } = clocks(m0, w0);
     const c = new LeaseStateCache(memoryLogger(), k);
-    c.put('gone', { entries: [], version: null }, t0); // a listed name without a document
-    c.put('expired', { entries: [entry('old', t0 + 1_000)], version: v(1) }, t0);
-    c.put('leased', { entries: [entry('long', t0 + 2 * FORGET_IDLE_MS)], version: v(1) }, t0);
-    c.put('claimed', { entries: [], version: v(1), gatewayClaim: 7 }, t0);
-    c.put('garbled', { entries: null, version: v(1) }, t0);
-    t.mono = t.wall = t0 + FORGET_IDLE_MS;
-    c.put('recent', { entries: [], version: v(1) }, t0 + FORGET_IDLE_MS);
-    const later = t0 + FORGET_IDLE_MS + 1;
-    t.mono = t.wall = later;
-    c.put('other', { entries: [], version: v(1) }, later);
+    c.put('gone', { entries: [], version: null }, m0); // a listed name without a document
+    c.put('expired', { entries: [entry('old', w0 + 1_000)], version: v(1) }, m0);
+    c.put('leased', { entries: [entry('long', w0 + 2 * FORGET_IDLE_MS)], version: v(1) }, m0);
+    c.put('claimed', { entries: [], version: v(1), gatewayClaim: 7 }, m0);
+    c.put('garbled', { entries: null, version: v(1) }, m0);
+    t.mono = m0 + FORGET_IDLE_MS;
+    t.wall = w0 + FORGET_IDLE_MS;
+    c.put('recent', { entries: [], version: v(1) }, t.mono);
+    t.mono += 1;
+    t.wall += 1;
+    c.put('other', { entries: [], version: v(1) }, t.mono);
     expect(c.ageMs('gone')).toBe(Number.POSITIVE_INFINITY);
     expect(c.ageMs('expired')).toBe(Number.POSITIVE_INFINITY);
     expect(c.proxyOf('old')).toBeUndefined();
@@ -75,7 +80,7 @@ describe('LeaseStateCache', () => {
     }
     expect(c.size).toBe(5);
     expect(c.proxyOf('long')).toBe('leased');
-    expect(c.usage({ name: 'leased', uid }, new Date(later)).active).toBe(1);
+    expect(c.usage({ name: 'leased', uid }, new Date(t.wall)).active).toBe(1);
   });
 
   it('forgets a claimed or unreadable state unseen for as long as its document outlives it', () => {

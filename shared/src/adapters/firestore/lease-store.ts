@@ -45,14 +45,17 @@ export interface FirestoreLeaseStoreOptions {
   /** The wall clock: stored lease times (grants, expiries, cooldowns) and the time leases are judged at. */
   clock: Clock;
   /**
-   * Milliseconds on a monotonic clock for what the store times in-process, as an age: how old its view of
-   * a proxy is (staleAfterMs) and its read of every lease state (LOAD_RETRY_MS, LOAD_PENDING_MS). On the
-   * wall clock, one stepped back an hour made every such age negative for that hour: no view was read
-   * again (proxies other replicas freed stayed full here: 409s), and a failed start-up read was never
-   * retried (503s after Firestore was back). The API's wiring passes performance.now (buildLeaseApi);
-   * default: `clock`'s time, which suits the tests' ManualClock, whose steps stand for elapsed time.
+   * Milliseconds on a monotonic clock for what the store times in-process, as an age: how old its view
+   * of a proxy is (staleAfterMs), its read of every lease state (LOAD_RETRY_MS, LOAD_PENDING_MS) and the
+   * interval of its cooldown view's sweeps (COOLDOWN_PRUNE_EVERY_MS). On the wall clock, one stepped back
+   * an hour made every such age negative for that hour: no view was read again (proxies other replicas
+   * freed stayed full here: 409s), a failed start-up read was never retried (503s after Firestore was
+   * back), and ended cooldowns were not swept from memory. The API's wiring passes performance.now
+   * (buildLeaseApi); tests pass their ManualClock's time, whose steps stand for elapsed time. Required, no
+   * default: `clock` is the wall clock in production, and a default of its time let a caller that left
+   * this option out bring the frozen ages back, unnoticed by compiler and tests.
    */
-  monotonicNow?: () => number;
+  monotonicNow: () => number;
   settings: LeaseSettings;
   log?: Logger;
   /** Commits one request may attempt before answering "contended" (each retry re-reads the state). */
@@ -130,7 +133,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   ) {
     const { clock } = opts;
     this.clock = clock;
-    this.monotonicNow = opts.monotonicNow ?? (() => clock.now().getTime());
+    this.monotonicNow = opts.monotonicNow;
     this.settings = opts.settings;
     this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
     this.state = new LeaseStateCache(this.log, {
@@ -139,7 +142,10 @@ export class FirestoreLeaseStore implements LeaseStore {
     });
     this.maxCommits = opts.maxCommits ?? 16;
     this.access = new LeaseStateAccess(db, this.state, this.monotonicNow, this.log, this.maxCommits);
-    this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
+    this.cooldowns = new LeaseCooldownCache(this.log, {
+      monotonicNow: this.monotonicNow,
+      wallNow: () => clock.now().getTime(),
+    });
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
     this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
     this.keys = new LeaseKeys(db, this.clock, this.log);

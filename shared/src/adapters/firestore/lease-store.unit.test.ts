@@ -57,12 +57,13 @@ function stubFirestore(calls: {
   return { db, counts };
 }
 
-function storeOn(db: Firestore, clock = new ManualClock(), monotonicNow?: () => number) {
+/** By default the ManualClock's steps stand for elapsed time as well (twoClocks moves them apart). */
+function storeOn(db: Firestore, clock = new ManualClock(), monotonicNow = () => clock.now().getTime()) {
   return new FirestoreLeaseStore(db, {
     clock,
+    monotonicNow,
     settings: { cooldownWindowMs: 60_000 },
     log: memoryLogger(),
-    ...(monotonicNow && { monotonicNow }),
   });
 }
 
@@ -319,6 +320,21 @@ describe('FirestoreLeaseStore with its wall clock stepped back', () => {
     fail = false;
     elapseWithWallBack(LOAD_RETRY_MS + 1);
     await store.ready(1_000);
+    expect(counts.loadAll).toBe(2);
+    await store.stop();
+  });
+
+  it('reads every lease state anew once a hung read has gone unanswered for LOAD_PENDING_MS', async () => {
+    // On the wall clock, the hung read was waited on for an hour more: the replica stayed not ready.
+    const { db, counts } = stubFirestore({ loadAll: never });
+    const { wall, monotonicNow, elapseWithWallBack } = twoClocks();
+    const store = storeOn(db, wall, monotonicNow).start();
+    expect(await within(store.ready(50), 1_000)).toEqual({
+      rejected: expect.objectContaining({ kind: 'not_ready' }),
+    });
+    expect(counts.loadAll).toBe(1);
+    elapseWithWallBack(LOAD_PENDING_MS);
+    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
     expect(counts.loadAll).toBe(2);
     await store.stop();
   });
