@@ -266,6 +266,52 @@ describe('HTTP listener', () => {
 
 // JSON.parse keeps the last of a repeated key: {"url":A,"url":B} fetched B although the caller may have
 // read A. Refused as the API refuses one (duplicate_key), before a route is picked or a proxy dialled.
+/**
+ * A worker whose snapshot holds one upstream, `p` on 127.0.0.1:`port` (credentials u:p), routed for every
+ * host.
+ */
+async function oneProxyWorker(port: number): Promise<GatewayWorker> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const creds = new StaticCredentialResolver();
+  creds.replace({ up: { username: 'u', password: 'p' } });
+  const worker = new GatewayWorker({
+    credentials: new CredentialCache(creds, 60_000, Date.now),
+    log: jsonLogger('error', () => {}),
+    now: Date.now,
+    maxStaleAgeMs: Number.POSITIVE_INFINITY,
+    workerId: 'w1',
+    stickyTableSize: 10,
+    outcomeQueueSize: 10,
+  });
+  const snapshot = buildSnapshot(
+    {
+      schemaVersion: 1,
+      version: 1,
+      ownershipEpoch: 1,
+      workerId: 'w1',
+      generatedAt: iso(Date.now()),
+      validUntil: iso(Date.now() + 600_000),
+      routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+      proxies: [
+        {
+          name: 'p',
+          host: '127.0.0.1',
+          port,
+          protocol: 'http',
+          capacity: 5,
+          expiresAt: iso(Date.now() + 3_600_000),
+          usableUntil: iso(Date.now() + 3_000_000),
+          attributes: {},
+          credentialsRef: { secret: 'up', version: 'latest' },
+        },
+      ],
+    },
+    sha256Hex,
+  );
+  expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+  return worker;
+}
+
 describe('POST /v1/fetch with a key repeated in one object', () => {
   let dialled = 0;
   const proxy = net.createServer((s) => {
@@ -289,45 +335,8 @@ describe('POST /v1/fetch with a key repeated in one object', () => {
 
   beforeAll(async () => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const creds = new StaticCredentialResolver();
-    creds.replace({ up: { username: 'u', password: 'p' } });
     const log = jsonLogger('error', () => {});
-    const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, Date.now),
-      log,
-      now: Date.now,
-      maxStaleAgeMs: Number.POSITIVE_INFINITY,
-      workerId: 'w1',
-      stickyTableSize: 10,
-      outcomeQueueSize: 10,
-    });
-    const iso = (ms: number) => new Date(ms).toISOString();
-    const snapshot = buildSnapshot(
-      {
-        schemaVersion: 1,
-        version: 1,
-        ownershipEpoch: 1,
-        workerId: 'w1',
-        generatedAt: iso(Date.now()),
-        validUntil: iso(Date.now() + 600_000),
-        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
-        proxies: [
-          {
-            name: 'p',
-            host: '127.0.0.1',
-            port: (proxy.address() as AddressInfo).port,
-            protocol: 'http',
-            capacity: 5,
-            expiresAt: iso(Date.now() + 3_600_000),
-            usableUntil: iso(Date.now() + 3_000_000),
-            attributes: {},
-            credentialsRef: { secret: 'up', version: 'latest' },
-          },
-        ],
-      },
-      sha256Hex,
-    );
-    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    const worker = await oneProxyWorker((proxy.address() as AddressInfo).port);
     gateway = http.createServer(
       // The listener's own guard (every name public, never dialled: the proxy answers as the target) and
       // its bearer token 'tok'.
@@ -386,53 +395,11 @@ describe('POST /v1/fetch with a key repeated in one object', () => {
 // start) stayed in memory, ~2.3 KB per ~230 bytes sent — one connection that pipelined and never read took
 // a 512 MiB gateway down. At most MAX_PIPELINED_FETCHES wait; one more closes the connection.
 describe('POST /v1/fetch pipelined deeper than MAX_PIPELINED_FETCHES', () => {
-  const iso = (ms: number) => new Date(ms).toISOString();
   const body = 'x'.repeat(40);
   const unauthenticated = `POST /v1/fetch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   // The one running, MAX_PIPELINED_FETCHES waiting, the one refused, and what Node still parses, and
   // emits, from the read it was in when the connection was closed: one read is at most 64 KiB.
   const bound = MAX_PIPELINED_FETCHES + 2 + Math.ceil(65_536 / unauthenticated.length);
-
-  async function snapshotWorker() {
-    const creds = new StaticCredentialResolver();
-    creds.replace({ up: { username: 'u', password: 'p' } });
-    const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, Date.now),
-      log: jsonLogger('error', () => {}),
-      now: Date.now,
-      maxStaleAgeMs: Number.POSITIVE_INFINITY,
-      workerId: 'w1',
-      stickyTableSize: 10,
-      outcomeQueueSize: 10,
-    });
-    const snapshot = buildSnapshot(
-      {
-        schemaVersion: 1,
-        version: 1,
-        ownershipEpoch: 1,
-        workerId: 'w1',
-        generatedAt: iso(Date.now()),
-        validUntil: iso(Date.now() + 600_000),
-        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
-        proxies: [
-          {
-            name: 'p',
-            host: '127.0.0.1',
-            port: 9,
-            protocol: 'http',
-            capacity: 5,
-            expiresAt: iso(Date.now() + 3_600_000),
-            usableUntil: iso(Date.now() + 3_000_000),
-            attributes: {},
-            credentialsRef: { secret: 'up', version: 'latest' },
-          },
-        ],
-      },
-      sha256Hex,
-    );
-    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
-    return worker;
-  }
 
   /** The listener on a real socket: the requests Node emits, and each connection's server side. */
   async function serve(listener: ReturnType<typeof testHttpListener>) {
@@ -514,7 +481,7 @@ describe('POST /v1/fetch pipelined deeper than MAX_PIPELINED_FETCHES', () => {
   }, 30_000);
 
   it('closes one pipelining behind a fetch that never ends, calling that fetch off', async () => {
-    const worker = await snapshotWorker();
+    const worker = await oneProxyWorker(9);
     let lookedUp!: () => void;
     const lookingUp = new Promise<void>((r) => {
       lookedUp = r;
