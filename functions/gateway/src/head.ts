@@ -2,7 +2,7 @@
 // the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
 // ends, no obsolete line folding, token header names, no control characters but HTAB; anything else is
 // a 400, never a guess.
-import { formatIpv6, parseIpv4, parseIpv6 } from '../../../shared/src/domain/gateway/ip.js';
+import { formatIpv6, isNoDnsName, parseIpv6 } from '../../../shared/src/domain/gateway/ip.js';
 export interface RequestHead {
   readonly method: string;
   readonly target: string;
@@ -98,22 +98,6 @@ export interface Authority {
 
 const HOST_CHARS = /^[a-z0-9_]([-a-z0-9_.]*[a-z0-9_.])?$/;
 const V6_CHARS = /^[0-9a-f:.]+$/;
-/** A label the URL standard (its "ends in a number" rule) and inet_aton read as a number. */
-const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
-
-/**
- * Whether a host (lower case, one trailing dot already dropped) that is no strict dotted quad is also no
- * DNS name the guard may judge by its look-up: an empty label (`a..b`, a second trailing dot), or a last
- * label that is a number (no TLD is). An upstream reads these as an address of its own — squid drops every
- * trailing dot and takes `0x7f.1`, `127.1`, `2130706433`, `0177.0.0.1` as inet_aton does (127.0.0.1) —
- * while a resolver that answers made-up names (NXDOMAIN redirection, a wildcard) gave the guard a public
- * address to judge.
- */
-export function isAmbiguousName(host: string): boolean {
-  if (parseIpv4(host)) return false;
-  if (host === '' || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return true;
-  return NUMERIC_LABEL.test(host.slice(host.lastIndexOf('.') + 1));
-}
 
 /** "host:port", "[v6]:port", or without a port when defaultPort is given. No userinfo, no junk. */
 export function parseAuthority(text: string, defaultPort?: number): Authority | null {
@@ -135,7 +119,7 @@ export function parseAuthority(text: string, defaultPort?: number): Authority | 
     const colon = text.indexOf(':');
     host = (colon < 0 ? text : text.slice(0, colon)).toLowerCase();
     if (host.endsWith('.')) host = host.slice(0, -1);
-    if (!HOST_CHARS.test(host) || isAmbiguousName(host)) return null;
+    if (!HOST_CHARS.test(host) || isNoDnsName(host)) return null;
     rest = colon < 0 ? '' : text.slice(colon);
   }
   if (rest === '') return defaultPort === undefined ? null : { host, port: defaultPort };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isMatchableHostPattern } from '../../../shared/src/domain/gateway/routing.js';
 import {
   absoluteUrl,
   formatAuthority,
@@ -80,6 +81,41 @@ describe('parseAuthority', () => {
     ['0x7f.example:80', undefined, { host: '0x7f.example', port: 80 }],
   ])('%s → %j', (text, def, expected) => {
     expect(parseAuthority(text, def)).toEqual(expected);
+  });
+});
+
+// Route hosts and request targets are held to one rule (isNoDnsName, ip.ts): a route host the API refuses
+// is one the proxy listener refuses as a target, and the other way round — a route no request could match,
+// or one /v1/fetch and the listener would read differently, is never stored.
+describe('route hosts and proxy listener targets agree', () => {
+  it.each([
+    ['example.com', true],
+    ['example.com.', true],
+    ['123.example', true],
+    ['0x7f.example', true],
+    ['a1.example', true],
+    ['example.0xg', true],
+    ['_acme.example', true],
+    ['localhost', true],
+    ['10.0.0.1', true],
+    ['255.255.255.255', true],
+    ['0x7f.1', false],
+    ['127.1', false],
+    ['2130706433', false],
+    ['0177.0.0.1', false],
+    ['010.0.0.1', false],
+    ['1.2.3', false],
+    ['1.2.3.4.5', false],
+    ['1.2.3.256', false],
+    ['example.0x', false],
+    ['example.123', false],
+    ['a..b', false],
+    ['example.com..', false],
+    ['127.0.0.1..', false],
+    ['.example', false],
+  ])('%j: taken by both = %s', (host, taken) => {
+    expect(isMatchableHostPattern(host)).toBe(taken);
+    expect(parseAuthority(`${host}:80`) !== null).toBe(taken);
   });
 });
 

@@ -2,14 +2,13 @@
 // (a small TTL cache, concurrent look-ups shared) and every answer is classified. The caller connects to
 // the returned address, never to the name again, so a DNS answer that changes between the check and
 // the connection (rebinding) cannot steer the request.
-import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
+import { isNoDnsName, parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import {
   type AllowList,
   classifyName,
   decideTarget,
   type TargetDecision,
 } from '../../../shared/src/domain/gateway/ssrf.js';
-import { isAmbiguousName } from './head.js';
 
 /** A name's addresses, every family; rejects when it has none (dns-resolve.ts is the deployed one). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -46,7 +45,7 @@ export class TargetGuard {
     // No DNS name (an empty label, a numeric last one): an upstream given it in absolute form reads its own
     // address into it (squid: `127.0.0.1.` is 127.0.0.1), whatever a look-up answered here. The proxy
     // listener refuses these spellings as malformed (head.ts); /v1/fetch's WHATWG URL keeps `127.0.0.1..`.
-    if (!host.includes(':') && isAmbiguousName(host)) return { allow: false, reason: 'unresolvable' };
+    if (!host.includes(':') && isNoDnsName(host)) return { allow: false, reason: 'unresolvable' };
     if (classifyName(host) && !this.allow.hostPorts.has(`${host}:${port}`)) {
       return decideTarget(host, port, ['0.0.0.0'], this.allow);
     }

@@ -1,6 +1,6 @@
 // IP literals and CIDRs parsed into bytes, with no I/O (the domain core cannot use node:net). Parsing is
-// strict on purpose: odd IPv4 spellings ("0x7f.1", "2130706433") are not literals here, so they go to
-// the resolver, and it is the resolved address that gets classified and connected to.
+// strict on purpose: odd IPv4 spellings ("0x7f.1", "2130706433") are not literals here; nor are they
+// names (isNoDnsName), so the gateway refuses them rather than resolve them.
 export interface IpAddress {
   readonly family: 4 | 6;
   readonly bytes: Uint8Array;
@@ -27,6 +27,25 @@ export function parseIpv4(text: string): Uint8Array | null {
     out[i] = n;
   }
   return out;
+}
+
+/** A label the URL standard (its "ends in a number" rule) and inet_aton read as a number: decimal or `0x` hex. */
+const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
+
+/**
+ * Whether a host (lower case, IPv6 excluded, one trailing dot already dropped) is neither a strict dotted
+ * quad (parseIpv4) nor a DNS name the gateway may judge by its look-up: it has an empty label (`a..b`, a
+ * second trailing dot: `127.0.0.1..`), or its last label is a number (no TLD is: `0x7f.1`, `127.1`,
+ * `2130706433`, `0177.0.0.1`, `1.2.3.4.5`). Upstreams and clients read these as addresses of their own —
+ * squid drops every trailing dot and reads the numeric forms as inet_aton does (127.0.0.1), WHATWG URL
+ * rewrites them into dotted decimal — while a resolver that answers made-up names (NXDOMAIN redirection,
+ * a wildcard) gave the guard a public address to judge. The one rule for the proxy listener's targets
+ * (head.ts), the SSRF guard (target-guard.ts), /v1/fetch (fetch-through.ts) and route hosts (routing.ts).
+ */
+export function isNoDnsName(host: string): boolean {
+  if (parseIpv4(host)) return false;
+  if (host === '' || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return true;
+  return NUMERIC_LABEL.test(host.slice(host.lastIndexOf('.') + 1));
 }
 
 /**

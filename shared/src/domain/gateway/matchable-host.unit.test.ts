@@ -1,6 +1,7 @@
 // isMatchableHostPattern (routing.ts) says which route hosts the API and `routing apply` take: those a
 // request's host, normalised as the listeners normalise it, can match in matchRoute, read one way by both
-// listeners (a name ending in a number is an address to /v1/fetch's WHATWG URL, text to the proxy listener).
+// listeners (a name ending in a number is an address to /v1/fetch's WHATWG URL, a malformed target, 400, to
+// the proxy listener: isNoDnsName in ip.ts).
 import { describe, expect, it } from 'vitest';
 import { HostPattern } from '../../messages/gateway-snapshot.js';
 import { compileRouting, isMatchableHostPattern, matchRoute, normalizeHost } from './routing.js';
@@ -32,7 +33,7 @@ describe('isMatchableHostPattern', () => {
   // Each is a HostPattern (stored documents keep parsing), indexed as written: it matches no request host
   // (a port is never part of one), or, `*.0.0.1`, the IP literal 10.0.0.1 (`*.suffix` is for names), or it
   // ends in a number: an address /v1/fetch rewrites (010.0.0.1 is 8.0.0.1, 1.2.3 is 1.2.0.3, 0x7f.1 is
-  // 127.0.0.1) where the proxy listener matches the text.
+  // 127.0.0.1), as WHATWG URL does, and the proxy listener refuses as malformed (400).
   it.each([
     '10.0.0.1:8080',
     '1.2.3.4:443',
@@ -49,6 +50,8 @@ describe('isMatchableHostPattern', () => {
     'foo.123',
     'a.0x10',
     '*.1',
+    '*.1.2.3.4',
+    '10.0.0.1.',
   ])('refuses %j', (pattern) => {
     const host = HostPattern.parse(pattern);
     expect(isMatchableHostPattern(host)).toBe(false);

@@ -3,7 +3,7 @@
 // a few map look-ups instead of a scan (first matching route wins, as the seed's ordered Routing says).
 import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
 import type { DrainMark } from './drain-bound.js';
-import { canonicalIpv6, parseIpv4, parseIpv6 } from './ip.js';
+import { canonicalIpv6, isNoDnsName, parseIpv4, parseIpv6 } from './ip.js';
 import { drain, SLICE_ITEMS, type Sliced } from './slices.js';
 
 /** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
@@ -175,26 +175,25 @@ export function normalizeHost(host: string): string {
 
 const NAME_LABEL = /^[-a-z0-9_]+$/;
 
-/** A last label the URL standard reads as a number: the host is then an IPv4 address, or no host at all. */
-const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
-
 /**
  * Whether a route host (as HostPattern gives it: lower case, IPv6 brackets dropped) is one the gateway
  * reads one way on both listeners: `*`; a name (no empty label, one trailing dot allowed), bare or after
- * `*.`, whose last label is no number; an IPv4 address parseIpv4 takes; or an IPv6 address parseIpv6 takes
- * (no zone). HostPattern alone also takes `10.0.0.1:8080` (a port: request hosts carry none), `.`, `:::` —
- * indexed as written, they match nothing — and names ending in a number (the WHATWG URL "ends in a
- * number" rule): `010.0.0.1`, `1.2.3`, `0x7f.1` are addresses /v1/fetch rewrites (8.0.0.1, 1.2.0.3,
- * 127.0.0.1) while the proxy listener matches the text, and `*.0.0.1` matched the literal 10.0.0.1 —
- * `*.suffix` is for names.
+ * `*.`, that is a DNS name (isNoDnsName: its last label is no number); an IPv4 address parseIpv4 takes; or
+ * an IPv6 address parseIpv6 takes (no zone). HostPattern alone also takes `10.0.0.1:8080` (a port: request
+ * hosts carry none), `.`, `:::` — indexed as written, they match nothing — and names ending in a number
+ * (the WHATWG URL "ends in a number" rule): `010.0.0.1`, `1.2.3`, `0x7f.1` are addresses /v1/fetch
+ * rewrites (8.0.0.1, 1.2.0.3, 127.0.0.1), as WHATWG URL does, and the proxy listener refuses as malformed
+ * (400), and `*.0.0.1` matched the literal 10.0.0.1 — `*.suffix` is for names.
  */
 export function isMatchableHostPattern(host: string): boolean {
   if (host === '*') return true;
   if (host.includes(':')) return /^[0-9a-f:.]+$/.test(host) && parseIpv6(host) !== null;
   if (parseIpv4(host)) return true;
   // One trailing dot is dropped, as normalizeHost drops it (`cafe.be.` matches `cafe.be`).
-  const labels = (host.startsWith('*.') ? host.slice(2) : host).replace(/\.$/, '').split('.');
-  return labels.every((label) => NAME_LABEL.test(label)) && !NUMERIC_LABEL.test(labels.at(-1)!);
+  const name = (host.startsWith('*.') ? host.slice(2) : host).replace(/\.$/, '');
+  // A dotted quad here followed `*.` (`*.1.2.3.4`) or carried a trailing dot (`10.0.0.1.`): refused, as
+  // any name whose last label is a number.
+  return name.split('.').every((label) => NAME_LABEL.test(label)) && !parseIpv4(name) && !isNoDnsName(name);
 }
 
 /** The first route (in snapshot order) whose hosts match; `host` must already be normalised. */
