@@ -186,12 +186,13 @@ describe('spellings of a loopback or private target', () => {
   });
 
   // WHATWG keeps `127.0.0.1..` a name (its last label is empty), one dot is dropped as for every host, and
-  // `127.0.0.1.` went to an absolute-form upstream, which drops the other: no DNS name, never looked up.
-  it('/v1/fetch of http://127.0.0.1../ is refused, not looked up', async () => {
+  // `127.0.0.1.` went to an absolute-form upstream, which drops the other: no DNS name, a malformed URL as on
+  // the proxy listener (it was a 502 target_unresolvable, which clients retry), never looked up.
+  it('/v1/fetch of http://127.0.0.1../ is a 400 bad_url, not looked up', async () => {
     const queries = dns.queries.length;
     expect(await fetchVia(`http://127.0.0.1..:${targets.httpPort}/`)).toEqual({
-      status: 502,
-      body: { error: 'target_unresolvable' },
+      status: 400,
+      body: { error: 'bad_url' },
     });
     expect(dns.queries.slice(queries)).toEqual([]);
   });

@@ -5,7 +5,7 @@
 // absolute form over its kept-alive connections (fetch-absolute.ts). Resolves once the target's response head is in; the caller streams the body and calls done().
 import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
-import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
+import { isNoDnsName, parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import { headerStickyKey, isUsable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
@@ -158,6 +158,10 @@ export async function fetchThrough(
   if (url.username || url.password) return fail(400, 'credentials_in_url');
   const https = url.protocol === 'https:';
   const host = normalizeHost(url.hostname);
+  // WHATWG URL makes numeric IPv4 forms dotted decimal but keeps an empty label a name (`a..b`,
+  // `127.0.0.1..`, which normalizeHost leaves `127.0.0.1.`): no DNS name, a malformed URL as the proxy
+  // listener's 400 says — it answered 502 target_unresolvable, which clients retry, from the guard.
+  if (!host.includes(':') && isNoDnsName(host)) return fail(400, 'bad_url');
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   // Not for a redial: again() let it through as an admitted request, which a drain still serves.
   if (!redial && !deps.worker.accepting)

@@ -28,18 +28,24 @@ function deps() {
 }
 
 describe('fetchThrough: a URL no target can answer', () => {
-  it.each(['http://example.com:0/', 'https://example.com:000/x', 'http://93.184.216.34:0/'])(
-    '%s is a 400 bad_url, refused before any look-up',
-    async (url) => {
-      const d = deps();
-      const r = await fetchThrough(
-        { url, method: 'GET', headers: {}, bodyEncoding: 'utf8' },
-        'crawler',
-        d.deps,
-      );
-      expect(r).toMatchObject({ ok: false, status: 400, code: 'bad_url' });
-      expect(d.lookups).toEqual([]);
-      expect(d.ssrf).toEqual([]);
-    },
-  );
+  // WHATWG URL keeps an empty label a name (`127.0.0.1..` is `127.0.0.1.` after normalizeHost): no DNS
+  // name, a 400 as on the proxy listener, not the guard's 502 target_unresolvable that clients retry.
+  it.each([
+    'http://example.com:0/',
+    'https://example.com:000/x',
+    'http://93.184.216.34:0/',
+    'http://a..b/',
+    'http://127.0.0.1../',
+    'http://example.com../',
+  ])('%s is a 400 bad_url, refused before any look-up', async (url) => {
+    const d = deps();
+    const r = await fetchThrough(
+      { url, method: 'GET', headers: {}, bodyEncoding: 'utf8' },
+      'crawler',
+      d.deps,
+    );
+    expect(r).toMatchObject({ ok: false, status: 400, code: 'bad_url' });
+    expect(d.lookups).toEqual([]);
+    expect(d.ssrf).toEqual([]);
+  });
 });

@@ -44,7 +44,8 @@ export class TargetGuard {
     if (parseIp(host)) return decideTarget(host, port, [host], this.allow);
     // No DNS name (an empty label, a numeric last one): an upstream given it in absolute form reads its own
     // address into it (squid: `127.0.0.1.` is 127.0.0.1), whatever a look-up answered here. The proxy
-    // listener refuses these spellings as malformed (head.ts); /v1/fetch's WHATWG URL keeps `127.0.0.1..`.
+    // listener (head.ts) and /v1/fetch (fetch-through.ts) refuse these spellings as malformed before they
+    // get here; this is the backstop for any caller that does not.
     if (!host.includes(':') && isNoDnsName(host)) return { allow: false, reason: 'unresolvable' };
     if (classifyName(host) && !this.allow.hostPorts.has(`${host}:${port}`)) {
       return decideTarget(host, port, ['0.0.0.0'], this.allow);
