@@ -12,6 +12,29 @@ import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { AuthConfigError } from '../auth/authenticator.js';
 import { parseTokenList } from '../auth/static-tokens.js';
 
+/**
+ * How long a worker call waits for Pub/Sub to confirm its snapshot-pass request (registration, an ACK
+ * that opens or resumes proxies). The request is best effort — a failed one is logged and the snapshot
+ * tick runs the pass anyway — so it must never cost the worker its answer: the gateway gives up on a whole
+ * control call at GATEWAY_CONTROL_TIMEOUT_MS (10 s), and with the API's 10 s publish deadline
+ * (API_PUBLISH_DEADLINE_MS) a Pub/Sub that took publishes without confirming them made every
+ * registration a "no answer", and every retry (resumed) asked and waited again: a gateway started in
+ * the stall never got a session.
+ */
+export const WORKER_PUBLISH_DEADLINE_MS = 2_000;
+
+/**
+ * How long registration waits for Pub/Sub's admin API to make (or, when it exists, read) the worker's
+ * subscription — both calls together. Unlike the pass request this one is needed: past it the worker is
+ * answered 503 unavailable + Retry-After and registers again, instead of the client library's own bound
+ * (60 s a call, UNAVAILABLE retried up to 10 minutes) outliving the gateway's 10 s.
+ *
+ * Registration's worst case, its calls in a row: this (3 s) + the pass request (2 s) = 5 s bounded here,
+ * plus the Firestore reads and write of the worker and the ownership epoch (milliseconds when Firestore
+ * answers) — well inside the gateway's 10 s.
+ */
+export const WORKER_SUBSCRIPTION_DEADLINE_MS = 3_000;
+
 export interface WorkerToken {
   workerId: string;
   token: string;

@@ -16,9 +16,13 @@ import { PubSubWorkerSubscriptions } from '../../../../shared/src/adapters/pubsu
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { GoogleIdTokenVerifier, type IdTokenVerifier } from '../auth/id-token-verifier.js';
-import { API_PUBLISH_DEADLINE_MS } from '../config.js';
 import { workerAuthenticator } from './auth.js';
-import { type WorkersApiConfig, workerAuthOffWarning } from './config.js';
+import {
+  WORKER_PUBLISH_DEADLINE_MS,
+  WORKER_SUBSCRIPTION_DEADLINE_MS,
+  type WorkersApiConfig,
+  workerAuthOffWarning,
+} from './config.js';
 import type { WorkersApiDeps } from './index.js';
 import { RateLimiter } from './rate-limit.js';
 import { SnapshotNames } from './snapshot-names.js';
@@ -54,9 +58,12 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     pool: new FirestoreGatewayPoolReader(firestore),
     routing: new FirestoreRoutingStore(firestore),
     reclaims: new FirestoreReclaimStore(firestore, { log: o.log }),
-    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId),
+    // Both bounded well inside the gateway's 10 s control timeout (workers/config.ts: the worst case).
+    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, undefined, {
+      deadlineMs: WORKER_SUBSCRIPTION_DEADLINE_MS,
+    }),
     requester: new PubSubSnapshotRequester(
-      new PubSubPublisher(o.pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
+      new PubSubPublisher(o.pubsub, { deadlineMs: WORKER_PUBLISH_DEADLINE_MS }),
     ),
     auth: workerAuthenticator({
       tokens: config.tokens,

@@ -8,6 +8,7 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
 import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
+import { withDeadline } from '../deadline.js';
 import { WORKER_SUBSCRIPTION_EXPIRY_SECONDS, workerSubscriptionName } from './worker-subscription.js';
 
 const ALREADY_EXISTS = 6;
@@ -25,6 +26,14 @@ export class SubscriptionError extends Error {
   }
 }
 
+export interface SubscriptionsOptions {
+  /**
+   * The most one ensure (both its admin calls together) waits before it is answered `unavailable`; null
+   * (the default): as long as the client library takes (60 s a call, UNAVAILABLE retried up to 10 min).
+   */
+  deadlineMs?: number | null;
+}
+
 /**
  * Every registration asks Pub/Sub (create; when it is already there, read its topic and filter): at most
  * two admin calls, once per worker start or lost session. Nothing is remembered between registrations: a
@@ -37,10 +46,25 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
     private readonly pubsub: PubSub,
     private readonly projectId: string,
     private readonly topic = GATEWAY_SNAPSHOTS_TOPIC,
+    private readonly options: SubscriptionsOptions = {},
   ) {}
 
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
+    const made = this.make(name, workerId);
+    const ms = this.options.deadlineMs ?? null;
+    if (ms === null) return made;
+    // The library's call runs on past the bound (a late create is found by the next registration's
+    // ALREADY_EXISTS); its late failure is nobody's to handle.
+    made.catch(() => {});
+    return withDeadline(
+      made,
+      ms,
+      () => new SubscriptionError('unavailable', `${name}: Pub/Sub did not answer within ${ms} ms`),
+    );
+  }
+
+  private async make(name: string, workerId: string): Promise<string> {
     try {
       await this.pubsub.topic(this.topic).createSubscription(name, {
         filter: workerFilter(workerId),

@@ -1,0 +1,95 @@
+// Registration against a Pub/Sub that stalls, as wired for production (buildWorkersApi): the gateway gives
+// up on a control call at 10 s (GATEWAY_CONTROL_TIMEOUT_MS), so registration must answer well inside it.
+// A pass request Pub/Sub takes but never confirms is best effort (the tick runs the pass): the session is
+// handed out anyway, and a retried (resumed) registration is not held again. A subscription Pub/Sub's admin
+// API never answers is a 503 unavailable + Retry-After the gateway retries, never a "no answer".
+import type { Firestore } from '@google-cloud/firestore';
+import type { PubSub } from '@google-cloud/pubsub';
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { ManualClock } from '../../../../shared/src/ports/clock.js';
+import type { Versioned, WorkerRecord } from '../../../../shared/src/ports/workers.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { loadWorkersApiConfig } from './config.js';
+import { workerRoutes } from './routes.js';
+import { buildWorkersApi } from './wiring.js';
+
+const never = () => new Promise<never>(() => {});
+
+/** A Pub/Sub whose publishes are taken and never confirmed; its admin calls as `admin` says. */
+function stalledPubSub(admin: 'answers' | 'never') {
+  const published: unknown[] = [];
+  const pubsub = {
+    topic: () => ({
+      publishMessage: (m: unknown) => {
+        published.push(m);
+        return never();
+      },
+      createSubscription: async () => (admin === 'never' ? never() : [{}]),
+    }),
+    subscription: () => ({ getMetadata: never }),
+  } as unknown as PubSub;
+  return { pubsub, published };
+}
+
+function api(admin: 'answers' | 'never') {
+  const { pubsub, published } = stalledPubSub(admin);
+  const log = memoryLogger();
+  const deps = buildWorkersApi({
+    firestore: {} as Firestore,
+    pubsub,
+    projectId: 'p',
+    config: loadWorkersApiConfig({ PROXYPLANE_LOCAL: '1' }),
+    adminAuth: {} as Authenticator,
+    clock: new ManualClock(new Date('2026-01-01T00:00:00Z')),
+    log,
+  });
+  // In-memory worker and ownership stores: only Pub/Sub stalls here.
+  let stored: Versioned<WorkerRecord> | null = null;
+  let n = 0;
+  deps.workers = {
+    ...deps.workers,
+    get: async () => stored,
+    put: async (value: WorkerRecord) => {
+      stored = { value, token: String(++n) };
+    },
+  } as typeof deps.workers;
+  deps.ownership = { epoch: async () => 0 } as unknown as typeof deps.ownership;
+  const app = workerRoutes(deps);
+  const register = async () => {
+    const t0 = performance.now();
+    const res = await app.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'gw-1', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 }),
+    });
+    return { res, ms: performance.now() - t0 };
+  };
+  return { register, published, log };
+}
+
+describe('registration while Pub/Sub stalls', () => {
+  it('a pass request never confirmed: 200 with a session in under 3 s, and again when retried (resumed)', async () => {
+    const { register, published } = api('answers');
+    const first = await register();
+    expect(first.res.status).toBe(200);
+    expect(first.ms).toBeLessThan(3_000);
+    const body = await first.res.json();
+    expect(body).toMatchObject({ resumed: false, snapshotSubscription: expect.any(String) });
+
+    const again = await register();
+    expect(again.res.status).toBe(200);
+    expect(again.ms).toBeLessThan(3_000);
+    expect(await again.res.json()).toMatchObject({ resumed: true, sessionId: body.sessionId });
+    expect(published).toHaveLength(2); // each asked for its pass; neither waited past the bound
+  }, 15_000);
+
+  it('the subscription never made or read: 503 unavailable with Retry-After within ~3 s', async () => {
+    const { register } = api('never');
+    const { res, ms } = await register();
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    expect(ms).toBeLessThan(3_500);
+  }, 15_000);
+});
