@@ -33,7 +33,9 @@ locals {
   google_health_check_ranges = ["35.191.0.0/16", "130.211.0.0/22", "209.85.152.0/22", "209.85.204.0/22"]
 
   # Exactly the keys the startup script reads with `md instance/attributes/<key>`, plus the script
-  # itself and COS's logging and monitoring agents. Names and URLs only: the client users stay in Secret
+  # itself, COS's logging and monitoring agents, and the two that keep the project's SSH keys off these
+  # internet-facing VMs (OS Login decides who may log in; the proxy VMs get the same two:
+  # build-insert-request.ts HOST_ACCESS_METADATA). Names and URLs only: the client users stay in Secret
   # Manager (clients-secret is the secret's id, which the script reads with the VM's account).
   gateway_connect_metadata = {
     startup-script            = local.gateway_connect_script
@@ -46,6 +48,8 @@ locals {
     gc-threads                = var.gateway_gc_threads
     google-logging-enabled    = "true"
     google-monitoring-enabled = "true"
+    block-project-ssh-keys    = "TRUE"
+    enable-oslogin            = "TRUE"
   }
 
   # A regional MIG's rolling update may surge by 0 or by at least its number of zones

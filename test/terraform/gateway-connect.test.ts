@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewayEnv, loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { HOST_ACCESS_METADATA } from '../../shared/src/adapters/gce/build-insert-request.js';
 import { type Block, loadModule, nested, resourceOf, stringsIn, type TfConfig } from './support/hcl.js';
 import { repoRoot, terraformDir } from './support/paths.js';
 
@@ -282,8 +283,13 @@ describe('the VMs: the repo’s startup script, as pp-gateway, with names in the
     const read = new Set([...script().matchAll(/\bmd instance\/attributes\/([\w-]+)/g)].map((m) => m[1]!));
     expect(read.size).toBeGreaterThanOrEqual(4);
     const agents = ['google-logging-enabled', 'google-monitoring-enabled'];
-    expect(Object.keys(metadata()).sort()).toEqual(['startup-script', ...agents, ...read].sort());
+    // The proxy VMs' own: no project-wide SSH key opens these either.
+    const hostAccess = HOST_ACCESS_METADATA.map((m) => m.key);
+    expect(Object.keys(metadata()).sort()).toEqual(
+      ['startup-script', ...agents, ...hostAccess, ...read].sort(),
+    );
     for (const a of agents) expect(metadata()[a]).toBe('true');
+    for (const m of HOST_ACCESS_METADATA) expect(metadata()[m.key]).toBe(m.value);
     const gatewayEnv = locals().gateway_env as Record<string, string>;
     expect(metadata()['control-plane-url']).toBe('${local.api_url}');
     expect(metadata()['control-plane-url']).toBe(gatewayEnv.CONTROL_PLANE_URL);
