@@ -12,6 +12,7 @@ import { storedFields } from '../../domain/stored-issues.js';
 import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
+import { boundedCall, deadlinesOf, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
 
 /** Terraform declares the TTL policy on it (terraform/firestore.tf ttl_fields). */
@@ -57,12 +58,19 @@ export function logInvalidReclaim(log: Logger, proxy: string, fields: string[]):
 
 export class FirestoreReclaimStore implements ReclaimStore {
   private readonly log: Logger;
+  private readonly deadlines: { call?: number; list?: number };
 
+  /**
+   * `opts`: the bound of each call, and of list()'s unpaged query (worker-deadline.ts). A write given up is
+   * unavailable, an unknown outcome: put() is a whole-document set, which a retry makes again; a delete()
+   * that lands after it was given up leaves the retried one nothing to drop (false: no reclaim).
+   */
   constructor(
     private readonly db: Firestore,
-    opts: { log?: Logger } = {},
+    opts: { log?: Logger } & WorkerStoreDeadlines = {},
   ) {
     this.log = opts.log ?? jsonLogger({ component: 'reclaim-store' });
+    this.deadlines = deadlinesOf(opts);
   }
 
   private col() {
@@ -71,7 +79,8 @@ export class FirestoreReclaimStore implements ReclaimStore {
 
   async list(now: Date): Promise<Reclaim[]> {
     try {
-      const snaps = await this.col().where('until', '>', Timestamp.fromDate(now)).get();
+      const query = this.col().where('until', '>', Timestamp.fromDate(now));
+      const snaps = await boundedCall(this.deadlines.list, 'list reclaims', () => query.get());
       return snaps.docs.flatMap((d) => this.readable(d));
     } catch (err) {
       throw workerStoreFailure(err, 'list reclaims');
@@ -88,16 +97,18 @@ export class FirestoreReclaimStore implements ReclaimStore {
 
   async put(r: Reclaim): Promise<void> {
     try {
-      await this.col()
-        .doc(r.proxy)
-        .set({
-          proxy: r.proxy,
-          uid: r.uid,
-          requestedAt: Timestamp.fromDate(r.requestedAt),
-          requestedBy: r.requestedBy,
-          until: Timestamp.fromDate(r.until),
-          [RECLAIM_TTL_FIELD]: Timestamp.fromDate(r.until),
-        });
+      await boundedCall(this.deadlines.call, `reclaim ${r.proxy}`, () =>
+        this.col()
+          .doc(r.proxy)
+          .set({
+            proxy: r.proxy,
+            uid: r.uid,
+            requestedAt: Timestamp.fromDate(r.requestedAt),
+            requestedBy: r.requestedBy,
+            until: Timestamp.fromDate(r.until),
+            [RECLAIM_TTL_FIELD]: Timestamp.fromDate(r.until),
+          }),
+      );
     } catch (err) {
       throw workerStoreFailure(err, `reclaim ${r.proxy}`);
     }
@@ -106,7 +117,9 @@ export class FirestoreReclaimStore implements ReclaimStore {
   async delete(proxy: string): Promise<boolean> {
     try {
       // The precondition makes Firestore say whether there was one (NOT_FOUND), in the same single write.
-      await this.col().doc(proxy).delete({ exists: true });
+      await boundedCall(this.deadlines.call, `drop the reclaim of ${proxy}`, () =>
+        this.col().doc(proxy).delete({ exists: true }),
+      );
       return true;
     } catch (err) {
       if (codeOf(err) === NOT_FOUND) return false;

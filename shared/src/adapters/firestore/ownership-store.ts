@@ -3,6 +3,9 @@
 // since, drainEpoch}`. Sharding keeps a pass at 17 reads however large the pool, and lets every change of a
 // pass commit in ONE batch together with the epoch, guarded by the state document's updateTime — so two
 // planners can never interleave (recipes §7: a precondition on a single state document).
+// Each call is given up at the store's deadline, when it has one (worker-deadline.ts; the API sets one, and
+// calls only epoch() and read()): a write given up is unavailable, an unknown outcome, and goes through the
+// same check of its own landing as a DEADLINE_EXCEEDED (lockLanded, committed, againOnOwnLock).
 import { randomUUID } from 'node:crypto';
 import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
@@ -12,6 +15,7 @@ import type { OwnershipState, OwnershipStore } from '../../ports/workers-ownersh
 import { Collections } from './collections.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { encodeClaimedState, encodeGatewayClaim } from './lease-converter.js';
+import { boundedCall, type WorkerStoreDeadlines } from './worker-deadline.js';
 import {
   ALREADY_EXISTS,
   codeOf,
@@ -41,7 +45,20 @@ type StateLock = { lock: z.infer<typeof StateDoc>['lock']; version: Timestamp };
 const OWN_LOCK_RETRIES = 2;
 
 export class FirestoreOwnershipStore implements OwnershipStore {
-  constructor(private readonly db: Firestore) {}
+  private readonly callDeadlineMs: number | undefined;
+
+  /** `opts.callDeadlineMs`: the bound of each call (read() is 17 documents: no listing). */
+  constructor(
+    private readonly db: Firestore,
+    opts: WorkerStoreDeadlines = {},
+  ) {
+    this.callDeadlineMs = opts.callDeadlineMs;
+  }
+
+  /** `call`, given up at the call deadline (when set) as WorkerStoreError('unavailable'). */
+  private bounded<T>(what: string, call: () => Promise<T>): Promise<T> {
+    return boundedCall(this.callDeadlineMs, what, call);
+  }
 
   private col() {
     return this.db.collection(Collections.ownership);
@@ -49,7 +66,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
 
   async epoch(): Promise<number> {
     try {
-      const snap = await this.col().doc(STATE_DOC).get();
+      const snap = await this.bounded('read the ownership epoch', () => this.col().doc(STATE_DOC).get());
       return snap.exists ? StateDoc.parse(snap.data()).epoch : 0;
     } catch (err) {
       throw workerStoreFailure(err, 'read the ownership epoch');
@@ -62,7 +79,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     );
     let snaps: FirebaseFirestore.DocumentSnapshot[];
     try {
-      snaps = await this.db.getAll(...refs);
+      snaps = await this.bounded('read ownership', () => this.db.getAll(...refs));
     } catch (err) {
       throw workerStoreFailure(err, 'read ownership');
     }
@@ -98,10 +115,13 @@ export class FirestoreOwnershipStore implements OwnershipStore {
   async acquireLock(holder: string, now: Date, until: Date): Promise<string | null> {
     const ref = this.col().doc(STATE_DOC);
     try {
-      const snap = await ref.get();
+      const what = 'take the planner lock';
+      const snap = await this.bounded(what, () => ref.get());
       const lock = { holder, until: Timestamp.fromDate(until) };
       if (!snap.exists) {
-        const w = await ref.create({ epoch: 0, lock, updatedAt: Timestamp.fromDate(now) });
+        const w = await this.bounded(what, () =>
+          ref.create({ epoch: 0, lock, updatedAt: Timestamp.fromDate(now) }),
+        );
         return versionOf(w.writeTime);
       }
       const state = StateDoc.parse(snap.data());
@@ -109,9 +129,8 @@ export class FirestoreOwnershipStore implements OwnershipStore {
         return null;
       // The last commit's id goes with a lock taken anew: a resent commit of the pass before must not read
       // this lock's version as its own (committed()).
-      const w = await ref.update(
-        { lock, commitId: FieldValue.delete() },
-        { lastUpdateTime: snap.updateTime! },
+      const w = await this.bounded(what, () =>
+        ref.update({ lock, commitId: FieldValue.delete() }, { lastUpdateTime: snap.updateTime! }),
       );
       return versionOf(w.writeTime);
     } catch (err) {
@@ -143,7 +162,11 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     const lock = { holder, until: Timestamp.fromDate(until) };
     let failure: unknown;
     try {
-      return versionOf((await ref.update({ lock }, { lastUpdateTime: requireTimestamp(token) })).writeTime);
+      const lastUpdateTime = requireTimestamp(token);
+      return versionOf(
+        (await this.bounded('extend the planner lock', () => ref.update({ lock }, { lastUpdateTime })))
+          .writeTime,
+      );
     } catch (err) {
       failure = err;
     }
@@ -161,7 +184,14 @@ export class FirestoreOwnershipStore implements OwnershipStore {
         // This very extension, landed (resent after its answer was lost, or before its call failed).
         landed: (seen) => (seen.until.getTime() === until.getTime() ? versionOf(seen.version) : undefined),
       },
-      async (version) => versionOf((await ref.update({ lock }, { lastUpdateTime: version })).writeTime),
+      async (version) =>
+        versionOf(
+          (
+            await this.bounded('extend the planner lock', () =>
+              ref.update({ lock }, { lastUpdateTime: version }),
+            )
+          ).writeTime,
+        ),
     );
   }
 
@@ -205,7 +235,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
 
   /** The lock on the state and the state's version; null when there is no state. Throws when not read. */
   private async stateLock(): Promise<StateLock | null> {
-    const snap = await this.col().doc(STATE_DOC).get();
+    const snap = await this.bounded('read the planner lock', () => this.col().doc(STATE_DOC).get());
     if (!snap.exists) return null;
     return { lock: StateDoc.safeParse(snap.data()).data?.lock ?? null, version: snap.updateTime! };
   }
@@ -218,7 +248,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
    */
   private async lockLanded(holder: string, until: Date): Promise<string | null> {
     try {
-      const snap = await this.col().doc(STATE_DOC).get();
+      const snap = await this.bounded('read the planner lock', () => this.col().doc(STATE_DOC).get());
       const lock = snap.exists ? StateDoc.safeParse(snap.data()).data?.lock : null;
       return lock && lock.holder === holder && lock.until.getTime() === until.getTime()
         ? versionOf(snap.updateTime!)
@@ -271,7 +301,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       lastUpdateTime: requireTimestamp(token),
     });
     try {
-      const results = await batch.commit();
+      const results = await this.bounded('commit ownership', () => batch.commit());
       return versionOf(results[results.length - 1]!.writeTime);
     } catch (err) {
       // Landed whatever the failure says: a resend failing its own precondition, or a commit whose call
@@ -291,7 +321,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
    */
   private async committed(commitId: string): Promise<string | null> {
     try {
-      const snap = await this.col().doc(STATE_DOC).get();
+      const snap = await this.bounded('read the ownership state', () => this.col().doc(STATE_DOC).get());
       return snap.exists && snap.get('commitId') === commitId ? versionOf(snap.updateTime!) : null;
     } catch {
       return null;
@@ -310,7 +340,8 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     const ref = this.col().doc(STATE_DOC);
     let failure: unknown;
     try {
-      await ref.update({ lock: null }, { lastUpdateTime: requireTimestamp(token) });
+      const lastUpdateTime = requireTimestamp(token);
+      await this.bounded('release the planner lock', () => ref.update({ lock: null }, { lastUpdateTime }));
       return;
     } catch (err) {
       failure = err;
@@ -327,7 +358,9 @@ export class FirestoreOwnershipStore implements OwnershipStore {
         },
       },
       async (version) => {
-        await ref.update({ lock: null }, { lastUpdateTime: version });
+        await this.bounded('release the planner lock', () =>
+          ref.update({ lock: null }, { lastUpdateTime: version }),
+        );
       },
     );
   }

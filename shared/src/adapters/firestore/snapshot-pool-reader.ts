@@ -7,15 +7,25 @@ import type { ProxyResource } from '../../domain/proxy.js';
 import type { GatewayPoolReader } from '../../ports/workers-snapshots.js';
 import { Collections } from './collections.js';
 import { proxyFromFirestore } from './proxy-converter.js';
+import { boundedCall, deadlinesOf, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export class FirestoreGatewayPoolReader implements GatewayPoolReader {
-  constructor(private readonly db: Firestore) {}
+  private readonly deadlines: { call?: number; list?: number };
+
+  /** `opts`: the deadline of the pool's query (an unpaged listing: listDeadlineMs), worker-deadline.ts. */
+  constructor(
+    private readonly db: Firestore,
+    opts: WorkerStoreDeadlines = {},
+  ) {
+    this.deadlines = deadlinesOf(opts);
+  }
 
   async inPool(): Promise<{ proxies: ProxyResource[]; skipped: string[] }> {
     let docs: FirebaseFirestore.QueryDocumentSnapshot[];
     try {
-      docs = (await this.db.collection(Collections.proxies).where('spec.gatewayPool', '==', true).get()).docs;
+      const query = this.db.collection(Collections.proxies).where('spec.gatewayPool', '==', true);
+      docs = (await boundedCall(this.deadlines.list, 'list the gateway pool', () => query.get())).docs;
     } catch (err) {
       throw workerStoreFailure(err, 'list the gateway pool');
     }

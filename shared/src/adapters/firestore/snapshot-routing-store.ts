@@ -23,6 +23,7 @@ import {
   type StoredRouting,
 } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
+import { boundedCall, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export const ROUTING_DOC = 'routing';
@@ -57,7 +58,15 @@ function joined(doc: z.infer<typeof RoutingDoc>): RoutingRule[] {
 }
 
 export class FirestoreRoutingStore implements RoutingStore {
-  constructor(private readonly db: Firestore) {}
+  private readonly callDeadlineMs: number | undefined;
+
+  /** `opts.callDeadlineMs`: the bound of each read, and of put()'s whole transaction (worker-deadline.ts). */
+  constructor(
+    private readonly db: Firestore,
+    opts: WorkerStoreDeadlines = {},
+  ) {
+    this.callDeadlineMs = opts.callDeadlineMs;
+  }
 
   private ref() {
     return this.db.collection(Collections.gatewayConfig).doc(ROUTING_DOC);
@@ -65,7 +74,7 @@ export class FirestoreRoutingStore implements RoutingStore {
 
   async get(): Promise<StoredRouting | null> {
     try {
-      const snap = await this.ref().get();
+      const snap = await boundedCall(this.callDeadlineMs, 'read the gateway routing', () => this.ref().get());
       if (!snap.exists) return null;
       const doc = RoutingDoc.parse(snap.data());
       return {
@@ -81,7 +90,8 @@ export class FirestoreRoutingStore implements RoutingStore {
 
   async revision(): Promise<number> {
     try {
-      return revisionOf((await this.ref().get()).data());
+      const what = 'read the gateway routing revision';
+      return revisionOf((await boundedCall(this.callDeadlineMs, what, () => this.ref().get())).data());
     } catch (err) {
       throw workerStoreFailure(err, 'read the gateway routing revision');
     }
@@ -101,24 +111,30 @@ export class FirestoreRoutingStore implements RoutingStore {
         updatedBy: config.updatedBy,
       };
       // Read and written in one transaction: two writers never both build on one revision.
-      return await this.db.runTransaction(async (tx) => {
-        const stored = (await tx.get(this.ref())).data();
-        const current = revisionOf(stored);
-        if (precondition && !precondition(current)) return { written: false, revision: current };
-        // The same routing again (a GitOps loop re-applying it, a retried PUT whose first landed): a new
-        // revision would only re-plan and re-publish every worker's snapshot for nothing.
-        // (A stored document that does not parse — a revision, an updatedAt out of shape — is written over
-        // all the same: the PUT is how it is fixed.)
-        if (
-          stored?.revision === current &&
-          RoutingDoc.safeParse(stored).success &&
-          isDeepStrictEqual(stored.routes, fields.routes) &&
-          isDeepStrictEqual(stored.targetChecks ?? {}, fields.targetChecks)
-        )
-          return { written: false, unchanged: true, revision: current };
-        tx.set(this.ref(), { ...fields, revision: current + 1 });
-        return { written: true, revision: current + 1 };
-      });
+      // The whole transaction is bounded (its read, its commit, the client's retries of an ABORTED one):
+      // given up, it runs on and may still commit — an unknown outcome, reported unavailable (503, nothing
+      // published; the next snapshot pass plans with it all the same). A retried PUT of the same routing
+      // then finds it stored (unchanged); one with If-Match meets the revision it moved (412), and reads again.
+      return await boundedCall(this.callDeadlineMs, 'write the gateway routing', () =>
+        this.db.runTransaction(async (tx) => {
+          const stored = (await tx.get(this.ref())).data();
+          const current = revisionOf(stored);
+          if (precondition && !precondition(current)) return { written: false, revision: current };
+          // The same routing again (a GitOps loop re-applying it, a retried PUT whose first landed): a new
+          // revision would only re-plan and re-publish every worker's snapshot for nothing.
+          // (A stored document that does not parse — a revision, an updatedAt out of shape — is written over
+          // all the same: the PUT is how it is fixed.)
+          if (
+            stored?.revision === current &&
+            RoutingDoc.safeParse(stored).success &&
+            isDeepStrictEqual(stored.routes, fields.routes) &&
+            isDeepStrictEqual(stored.targetChecks ?? {}, fields.targetChecks)
+          )
+            return { written: false, unchanged: true, revision: current };
+          tx.set(this.ref(), { ...fields, revision: current + 1 });
+          return { written: true, revision: current + 1 };
+        }),
+      );
     } catch (err) {
       throw workerStoreFailure(err, 'write the gateway routing');
     }

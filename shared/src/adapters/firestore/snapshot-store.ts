@@ -22,6 +22,7 @@ import type { SnapshotHeader, SnapshotStore, SweepResult } from '../../ports/wor
 import { Collections } from './collections.js';
 import { STATE_DOC } from './ownership-store.js';
 import { storedEntry, wireEntry } from './snapshot-part-times.js';
+import { boundedCall, deadlinesOf, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export const PART_SIZE = 2000;
@@ -78,7 +79,20 @@ const tsOrNull = (d: Date | null) => (d ? Timestamp.fromDate(d) : null);
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
 
 export class FirestoreSnapshotStore implements SnapshotStore {
-  constructor(private readonly db: Firestore) {}
+  private readonly deadlines: { call?: number; list?: number };
+
+  /**
+   * `opts` (worker-deadline.ts): the bound of each call — a read, a batch of parts, a transaction whole —
+   * and of the header listings (headersOf, headersInView: many batched reads, bounded together). A save or
+   * patch given up is unavailable, an unknown outcome: its transaction may still commit; a save tried again
+   * then finds its own version and checksum stored (saved), a patch sets the same fields again.
+   */
+  constructor(
+    private readonly db: Firestore,
+    opts: WorkerStoreDeadlines = {},
+  ) {
+    this.deadlines = deadlinesOf(opts);
+  }
 
   private ref(workerId: string) {
     return this.db.collection(Collections.snapshots).doc(workerId);
@@ -91,11 +105,13 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   async headersOf(workerIds: readonly string[]): Promise<Map<string, SnapshotHeader>> {
     try {
-      const out = new Map<string, SnapshotHeader>();
-      const refs = [...new Set(workerIds)].map((id) => this.ref(id));
-      for (let i = 0; i < refs.length; i += GET_BATCH)
-        addHeaders(out, await this.db.getAll(...refs.slice(i, i + GET_BATCH)), false);
-      return out;
+      return await boundedCall(this.deadlines.list, 'read snapshot headers', async () => {
+        const out = new Map<string, SnapshotHeader>();
+        const refs = [...new Set(workerIds)].map((id) => this.ref(id));
+        for (let i = 0; i < refs.length; i += GET_BATCH)
+          addHeaders(out, await this.db.getAll(...refs.slice(i, i + GET_BATCH)), false);
+        return out;
+      });
     } catch (err) {
       throw workerStoreFailure(err, 'read snapshot headers');
     }
@@ -108,17 +124,19 @@ export class FirestoreSnapshotStore implements SnapshotStore {
    */
   async headersInView(workerIds: readonly string[], cutoff: Date): Promise<Map<string, SnapshotHeader>> {
     try {
-      const out = new Map<string, SnapshotHeader>();
-      const granted = await this.db
-        .collection(Collections.snapshots)
-        .where('grantedUntil', '>', Timestamp.fromDate(cutoff))
-        .get();
-      addHeaders(out, granted.docs, true);
-      const seen = new Set(granted.docs.map((d) => d.id));
-      const rest = [...new Set(workerIds)].filter((id) => !seen.has(id)).map((id) => this.ref(id));
-      for (let i = 0; i < rest.length; i += GET_BATCH)
-        addHeaders(out, await this.db.getAll(...rest.slice(i, i + GET_BATCH)), true);
-      return out;
+      return await boundedCall(this.deadlines.list, 'read the snapshot headers in view', async () => {
+        const out = new Map<string, SnapshotHeader>();
+        const granted = await this.db
+          .collection(Collections.snapshots)
+          .where('grantedUntil', '>', Timestamp.fromDate(cutoff))
+          .get();
+        addHeaders(out, granted.docs, true);
+        const seen = new Set(granted.docs.map((d) => d.id));
+        const rest = [...new Set(workerIds)].filter((id) => !seen.has(id)).map((id) => this.ref(id));
+        for (let i = 0; i < rest.length; i += GET_BATCH)
+          addHeaders(out, await this.db.getAll(...rest.slice(i, i + GET_BATCH)), true);
+        return out;
+      });
     } catch (err) {
       throw workerStoreFailure(err, 'read the snapshot headers in view');
     }
@@ -147,7 +165,11 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       this.ref(workerId).collection(PARTS).doc(String(i)),
     );
     try {
-      const parts = refs.length ? await this.db.getAll(...refs) : [];
+      const parts = refs.length
+        ? await boundedCall(this.deadlines.call, `read the snapshot parts of ${workerId}`, () =>
+            this.db.getAll(...refs),
+          )
+        : [];
       // A part gone (a save of a smaller next version, or the sweep) is the same race as one of another
       // version.
       if (parts.some((p) => !p.exists)) return 'torn';
@@ -181,43 +203,47 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     const ref = this.ref(header.workerId);
     const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
     try {
-      await this.db.runTransaction(async (tx) => {
-        const [snap, planner] = await Promise.all([tx.get(ref), guard ? tx.get(state) : null]);
-        // Read in the transaction, so a pass taking the lock is ordered before or after this save: before,
-        // this save is refused; after, that pass reads the grant this save records.
-        if (guard && lockHolderOf(planner) !== guard.lockHolder) {
-          throw new WorkerStoreError(
-            'conflict',
-            `the planner lock is no longer held by ${guard.lockHolder}: not saving the snapshot of ${header.workerId}`,
-          );
-        }
-        // Only what the save needs of the previous header: one that no longer fits the model whole is
-        // written over (the pass that built this version had its grant from it: readableHeader).
-        const previous = snap.exists ? HeaderCore.parse(snap.data()) : null;
-        // This very snapshot stored already: this save's own commit, landed with its answer lost — the
-        // client then runs the transaction again — or the same content saved by another delivery. Saved, not
-        // a race lost: read as lost, the pass published nothing, and the worker waited a tick for a version
-        // that may carry a new epoch (its reports refused stale_epoch meanwhile).
-        if (previous && previous.version === header.version && previous.checksum === header.checksum) return;
-        if (previous && previous.version >= header.version) {
-          throw new WorkerStoreError(
-            'conflict',
-            `the snapshot of ${header.workerId} is already at version ${previous.version}, not saving ${header.version}`,
-          );
-        }
-        const chunks = partsOf(full.proxies);
-        const parts = chunks.length;
-        for (const [i, proxies] of chunks.entries()) {
-          tx.set(ref.collection(PARTS).doc(String(i)), { index: i, version: full.version, proxies });
-        }
-        for (let i = parts; i < (previous?.parts ?? 0); i++) tx.delete(ref.collection(PARTS).doc(String(i)));
-        tx.set(ref, {
-          ...headerFields(header),
-          proxies: full.proxies.length,
-          parts,
-          routing: plain(full.routing),
-        });
-      });
+      await boundedCall(this.deadlines.call, `store the snapshot of ${header.workerId}`, () =>
+        this.db.runTransaction(async (tx) => {
+          const [snap, planner] = await Promise.all([tx.get(ref), guard ? tx.get(state) : null]);
+          // Read in the transaction, so a pass taking the lock is ordered before or after this save: before,
+          // this save is refused; after, that pass reads the grant this save records.
+          if (guard && lockHolderOf(planner) !== guard.lockHolder) {
+            throw new WorkerStoreError(
+              'conflict',
+              `the planner lock is no longer held by ${guard.lockHolder}: not saving the snapshot of ${header.workerId}`,
+            );
+          }
+          // Only what the save needs of the previous header: one that no longer fits the model whole is
+          // written over (the pass that built this version had its grant from it: readableHeader).
+          const previous = snap.exists ? HeaderCore.parse(snap.data()) : null;
+          // This very snapshot stored already: this save's own commit, landed with its answer lost — the
+          // client then runs the transaction again — or the same content saved by another delivery. Saved, not
+          // a race lost: read as lost, the pass published nothing, and the worker waited a tick for a version
+          // that may carry a new epoch (its reports refused stale_epoch meanwhile).
+          if (previous && previous.version === header.version && previous.checksum === header.checksum)
+            return;
+          if (previous && previous.version >= header.version) {
+            throw new WorkerStoreError(
+              'conflict',
+              `the snapshot of ${header.workerId} is already at version ${previous.version}, not saving ${header.version}`,
+            );
+          }
+          const chunks = partsOf(full.proxies);
+          const parts = chunks.length;
+          for (const [i, proxies] of chunks.entries()) {
+            tx.set(ref.collection(PARTS).doc(String(i)), { index: i, version: full.version, proxies });
+          }
+          for (let i = parts; i < (previous?.parts ?? 0); i++)
+            tx.delete(ref.collection(PARTS).doc(String(i)));
+          tx.set(ref, {
+            ...headerFields(header),
+            proxies: full.proxies.length,
+            parts,
+            routing: plain(full.routing),
+          });
+        }),
+      );
     } catch (err) {
       throw workerStoreFailure(err, `store the snapshot of ${header.workerId}`);
     }
@@ -236,11 +262,11 @@ export class FirestoreSnapshotStore implements SnapshotStore {
   async sweepParts(cutoff: Date, limit: number, now: Date): Promise<SweepResult> {
     let old: QuerySnapshot;
     try {
-      old = await this.db
+      const query = this.db
         .collection(Collections.snapshots)
         .where('grantedUntil', '<', Timestamp.fromDate(cutoff))
-        .limit(limit)
-        .get();
+        .limit(limit);
+      old = await boundedCall(this.deadlines.call, 'list old snapshot headers', () => query.get());
     } catch (err) {
       throw workerStoreFailure(err, 'list old snapshot headers');
     }
@@ -257,21 +283,23 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   private sweepOne(workerId: string, cutoff: Date, now: Date): Promise<boolean> {
     const ref = this.ref(workerId);
-    return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(ref);
-      const h = HeaderDoc.safeParse(snap.data());
-      if (!h.success) {
-        // Edited by hand into something no pass can use: leave it for whoever fixes it, but take it
-        // out of this query's range so that it cannot hold the batch up tick after tick.
-        const g = snap.get('grantedUntil');
-        if (g instanceof Timestamp && g.toDate() < cutoff) tx.update(ref, { grantedUntil: null });
-        return false;
-      }
-      if (!h.data.grantedUntil || h.data.grantedUntil >= cutoff) return false;
-      for (let i = 0; i < h.data.parts; i++) tx.delete(ref.collection(PARTS).doc(String(i)));
-      tx.update(ref, { parts: 0, grantedUntil: null, partsSweptAt: Timestamp.fromDate(now) });
-      return true;
-    });
+    return boundedCall(this.deadlines.call, `sweep the snapshot of ${workerId}`, () =>
+      this.db.runTransaction(async (tx) => {
+        const snap = await tx.get(ref);
+        const h = HeaderDoc.safeParse(snap.data());
+        if (!h.success) {
+          // Edited by hand into something no pass can use: leave it for whoever fixes it, but take it
+          // out of this query's range so that it cannot hold the batch up tick after tick.
+          const g = snap.get('grantedUntil');
+          if (g instanceof Timestamp && g.toDate() < cutoff) tx.update(ref, { grantedUntil: null });
+          return false;
+        }
+        if (!h.data.grantedUntil || h.data.grantedUntil >= cutoff) return false;
+        for (let i = 0; i < h.data.parts; i++) tx.delete(ref.collection(PARTS).doc(String(i)));
+        tx.update(ref, { parts: 0, grantedUntil: null, partsSweptAt: Timestamp.fromDate(now) });
+        return true;
+      }),
+    );
   }
 
   async patchHeader(
@@ -285,21 +313,24 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     if (patch.sentAt !== undefined) data.sentAt = tsOrNull(patch.sentAt);
     const ref = this.ref(workerId);
     try {
+      const what = `update the snapshot header of ${workerId}`;
       if (!guard) {
-        await ref.update(data);
+        await boundedCall(this.deadlines.call, what, () => ref.update(data));
         return;
       }
       const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
-      await this.db.runTransaction(async (tx) => {
-        // As in save(): a pass taking the lock is ordered before this patch (refused) or after it.
-        if (lockHolderOf(await tx.get(state)) !== guard.lockHolder) {
-          throw new WorkerStoreError(
-            'conflict',
-            `the planner lock is no longer held by ${guard.lockHolder}: not patching the header of ${workerId}`,
-          );
-        }
-        tx.update(ref, data);
-      });
+      await boundedCall(this.deadlines.call, what, () =>
+        this.db.runTransaction(async (tx) => {
+          // As in save(): a pass taking the lock is ordered before this patch (refused) or after it.
+          if (lockHolderOf(await tx.get(state)) !== guard.lockHolder) {
+            throw new WorkerStoreError(
+              'conflict',
+              `the planner lock is no longer held by ${guard.lockHolder}: not patching the header of ${workerId}`,
+            );
+          }
+          tx.update(ref, data);
+        }),
+      );
     } catch (err) {
       throw workerStoreFailure(err, `update the snapshot header of ${workerId}`);
     }
@@ -307,7 +338,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   private async readHeader(workerId: string): Promise<z.infer<typeof HeaderDoc> | null> {
     try {
-      const snap = await this.ref(workerId).get();
+      const snap = await boundedCall(this.deadlines.call, `read the snapshot header of ${workerId}`, () =>
+        this.ref(workerId).get(),
+      );
       return snap.exists ? HeaderDoc.parse(snap.data()) : null;
     } catch (err) {
       throw workerStoreFailure(err, `read the snapshot header of ${workerId}`);

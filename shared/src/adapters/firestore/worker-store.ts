@@ -2,6 +2,12 @@
 // updateTime it was decided on (recipes §7: preconditions, not contended transactions). An outcome batch
 // is stored in the same batched write as the session's new outcome sequence, so a batch is recorded
 // exactly when its sequence is accepted.
+// Each call is given up at the store's deadline, when it has one (worker-deadline.ts): a write given up is
+// unavailable (503), an unknown outcome, never 'conflict'. The gateway's retry reads the document again,
+// a late landing included, and decides on it (a register of the same instance resumes its session, an
+// ACK or report already recorded is taken as such); a write still decided on the version before the late
+// landing fails its lastUpdateTime precondition (conflict: read and decided again, the API's withRetry) — never
+// made twice.
 import {
   type DocumentSnapshot,
   FieldPath,
@@ -14,17 +20,20 @@ import type { OutcomeBatchRecord, Versioned, WorkerRecord, WorkerStore } from '.
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { readWorkerDoc, workerToFirestore } from './worker-converter.js';
+import { boundedCall, deadlinesOf, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { requireTimestamp, versionOf, workerStoreFailure } from './worker-errors.js';
 import { outcomeBatchDocId, outcomeBatchToFirestore } from './worker-outcome-store.js';
 
 export class FirestoreWorkerStore implements WorkerStore {
   private readonly log: Logger;
+  private readonly deadlines: { call?: number; list?: number };
 
   constructor(
     private readonly db: Firestore,
-    opts: { log?: Logger } = {},
+    opts: { log?: Logger } & WorkerStoreDeadlines = {},
   ) {
     this.log = opts.log ?? jsonLogger({ component: 'worker-store' });
+    this.deadlines = deadlinesOf(opts);
   }
 
   private ref(workerId: string) {
@@ -34,7 +43,9 @@ export class FirestoreWorkerStore implements WorkerStore {
   async get(workerId: string): Promise<Versioned<WorkerRecord | null> | null> {
     let snap: DocumentSnapshot;
     try {
-      snap = await this.ref(workerId).get();
+      snap = await boundedCall(this.deadlines.call, `read worker ${workerId}`, () =>
+        this.ref(workerId).get(),
+      );
     } catch (err) {
       throw workerStoreFailure(err, `read worker ${workerId}`);
     }
@@ -51,8 +62,12 @@ export class FirestoreWorkerStore implements WorkerStore {
     const ref = this.ref(record.session.workerId);
     const data = workerToFirestore(record);
     try {
-      if (expected === null) await ref.create(data);
-      else await ref.update(data, { lastUpdateTime: requireTimestamp(expected) });
+      const what = `write worker ${record.session.workerId}`;
+      if (expected === null) await boundedCall(this.deadlines.call, what, () => ref.create(data));
+      else {
+        const lastUpdateTime = requireTimestamp(expected);
+        await boundedCall(this.deadlines.call, what, () => ref.update(data, { lastUpdateTime }));
+      }
     } catch (err) {
       throw workerStoreFailure(err, `write worker ${record.session.workerId}`);
     }
@@ -77,7 +92,7 @@ export class FirestoreWorkerStore implements WorkerStore {
       );
     }
     try {
-      await b.commit();
+      await boundedCall(this.deadlines.call, `record outcomes of ${workerId}`, () => b.commit());
     } catch (err) {
       throw workerStoreFailure(err, `record outcomes of ${workerId}`);
     }
@@ -93,7 +108,7 @@ export class FirestoreWorkerStore implements WorkerStore {
       .limit(limit + 1);
     if (after !== null) q = q.startAfter(after);
     try {
-      const snaps = await q.get();
+      const snaps = await boundedCall(this.deadlines.call, 'list workers', () => q.get());
       const docs = snaps.docs.slice(0, limit);
       return {
         records: docs.flatMap((d) => this.readable(d)),
@@ -111,9 +126,10 @@ export class FirestoreWorkerStore implements WorkerStore {
     );
   }
 
+  /** An unpaged listing: bounded by the store's listing deadline. */
   private async read(q: Query): Promise<WorkerRecord[]> {
     try {
-      const snaps = await q.get();
+      const snaps = await boundedCall(this.deadlines.list, 'list workers', () => q.get());
       return snaps.docs.flatMap((d) => this.readable(d));
     } catch (err) {
       throw workerStoreFailure(err, 'list workers');

@@ -1,0 +1,145 @@
+// The gateway control plane's stores on a Firestore that takes every call and never answers (a stub
+// client): given a deadline (the API's, wiring.ts), each call the API makes is WorkerStoreError
+// ('unavailable') at it — the workers API's 503 + Retry-After — and a write given up is unavailable (an
+// unknown outcome), never 'conflict'. Unpaged listings wait listDeadlineMs. The same over the emulator,
+// through the routes: test/integration/api-worker-store-stall.test.ts.
+import type { Firestore } from '@google-cloud/firestore';
+import { describe, expect, it } from 'vitest';
+import { type WorkerRecord, WorkerStoreError } from '../../ports/workers.js';
+import { FirestoreReclaimStore } from './ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from './ownership-store.js';
+import { FirestoreGatewayPoolReader } from './snapshot-pool-reader.js';
+import { FirestoreRoutingStore } from './snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from './snapshot-store.js';
+import { FirestoreWorkerStore } from './worker-store.js';
+
+const never = () => new Promise<never>(() => {});
+
+/** A client every call of which (reads, queries, writes, batches, transactions) never answers. */
+function silentFirestore(): Firestore {
+  const query: Record<string, unknown> = { get: never };
+  for (const chained of ['where', 'orderBy', 'limit', 'startAfter', 'select']) query[chained] = () => query;
+  const doc = (): Record<string, unknown> => ({
+    get: never,
+    create: never,
+    update: never,
+    set: never,
+    delete: never,
+    collection: () => collection,
+  });
+  const collection: Record<string, unknown> = { ...query, doc };
+  const batch = () => {
+    const b: Record<string, unknown> = { commit: never };
+    for (const op of ['create', 'update', 'set', 'delete']) b[op] = () => b;
+    return b;
+  };
+  return {
+    collection: () => collection,
+    getAll: never,
+    batch,
+    runTransaction: never,
+  } as unknown as Firestore;
+}
+
+const CALL_MS = 20;
+const LIST_MS = 200;
+const opts = { callDeadlineMs: CALL_MS, listDeadlineMs: LIST_MS };
+const version = '1796515200.000000000';
+const at = new Date('2026-12-06T00:00:00Z');
+const record = {
+  session: {
+    workerId: 'gw-1',
+    instanceId: 'i-1',
+    sessionId: 'session-1',
+    zone: 'europe-west1-b',
+    protocolVersion: 1,
+    principal: 'token:gw',
+    registeredAt: at,
+    validUntil: at,
+    ackedVersion: 0,
+    ackedEpoch: 0,
+    ackedChecksum: '0'.repeat(64),
+    lastReportSequence: null,
+    lastReportDigest: null,
+    outcomeSequence: 0,
+  },
+  report: null,
+} satisfies WorkerRecord;
+
+const db = silentFirestore();
+const workers = new FirestoreWorkerStore(db, opts);
+const ownership = new FirestoreOwnershipStore(db, opts);
+const snapshots = new FirestoreSnapshotStore(db, opts);
+const pool = new FirestoreGatewayPoolReader(db, opts);
+const routing = new FirestoreRoutingStore(db, opts);
+const reclaims = new FirestoreReclaimStore(db, opts);
+
+async function givenUp(call: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
+  const started = performance.now();
+  const err = await call().then(
+    () => new Error('answered'),
+    (e: unknown) => e,
+  );
+  return { err, ms: performance.now() - started };
+}
+
+describe('never answered: WorkerStoreError unavailable at the call deadline', () => {
+  it.each<[string, () => Promise<unknown>]>([
+    ['workers.get', () => workers.get('gw-1')],
+    ['workers.put (create)', () => workers.put(record, null)],
+    ['workers.put (update)', () => workers.put(record, version)],
+    ['workers.putOutcomeSequence', () => workers.putOutcomeSequence('gw-1', 2, version, null)],
+    ['workers.page', () => workers.page(null, 10)],
+    ['ownership.epoch', () => ownership.epoch()],
+    ['ownership.read', () => ownership.read()],
+    ['ownership.acquireLock', () => ownership.acquireLock('h', at, at)],
+    ['ownership.extendLock', () => ownership.extendLock('h', version, at)],
+    ['ownership.releaseLock', () => ownership.releaseLock('h', version)],
+    ['ownership.commit', () => ownership.commit([], 1, version, at)],
+    ['snapshots.header', () => snapshots.header('gw-1')],
+    ['snapshots.loadFull', () => snapshots.loadFull('gw-1')],
+    ['snapshots.patchHeader', () => snapshots.patchHeader('gw-1', { sentAt: at })],
+    [
+      'snapshots.patchHeader (guarded)',
+      () => snapshots.patchHeader('gw-1', { sentAt: at }, { lockHolder: 'h' }),
+    ],
+    ['snapshots.save', () => snapshots.save({ workerId: 'gw-1' } as never, { proxies: [] } as never)],
+    ['snapshots.sweepParts', () => snapshots.sweepParts(at, 10, at)],
+    ['routing.get', () => routing.get()],
+    ['routing.revision', () => routing.revision()],
+    ['routing.put', () => routing.put({ routes: [], updatedAt: at, updatedBy: 'me' })],
+    [
+      'reclaims.put',
+      () => reclaims.put({ proxy: 'p', uid: null, requestedAt: at, requestedBy: 'me', until: at }),
+    ],
+    ['reclaims.delete', () => reclaims.delete('p')],
+  ])('%s', async (_, call) => {
+    const { err, ms } = await givenUp(call);
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect((err as WorkerStoreError).kind).toBe('unavailable');
+    expect((err as Error).message).toMatch(new RegExp(`no answer from Firestore within ${CALL_MS} ms`));
+    expect(ms).toBeLessThan(LIST_MS);
+  });
+});
+
+describe('never answered: an unpaged listing is given up at listDeadlineMs', () => {
+  it.each<[string, () => Promise<unknown>]>([
+    ['workers.listInView', () => workers.listInView(at)],
+    ['snapshots.headersOf', () => snapshots.headersOf(['gw-1'])],
+    ['snapshots.headersInView', () => snapshots.headersInView(['gw-1'], at)],
+    ['pool.inPool', () => pool.inPool()],
+    ['reclaims.list', () => reclaims.list(at)],
+  ])('%s', async (_, call) => {
+    const { err, ms } = await givenUp(call);
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect((err as WorkerStoreError).kind).toBe('unavailable');
+    expect((err as Error).message).toMatch(new RegExp(`no answer from Firestore within ${LIST_MS} ms`));
+    expect(ms).toBeGreaterThanOrEqual(LIST_MS - 5);
+  });
+});
+
+it('listDeadlineMs defaults to callDeadlineMs', async () => {
+  const store = new FirestoreWorkerStore(db, { callDeadlineMs: CALL_MS });
+  const { err } = await givenUp(() => store.listInView(at));
+  expect((err as Error).message).toMatch(new RegExp(`within ${CALL_MS} ms`));
+});
