@@ -7,6 +7,7 @@ import { refusesBody } from '../routes/openapi-no-body.js';
 import { error, json } from '../routes/openapi-responses.js';
 import { COOKIE } from './auth.js';
 import { FleetView, ProxyDetail } from './fleet-schemas.js';
+import { BUILD_COST_FACTOR, FLEET_DEBOUNCE_MS } from './shared-view.js';
 
 /** An admin credential as a Bearer header (the CLI), or the page's cookie holding one (a browser). */
 export const fleetSecurity: Array<Record<string, string[]>> = [{ admin: [] }, { fleetCookie: [] }];
@@ -58,7 +59,7 @@ export const fleetStateRoute = createRoute({
     200: {
       ...json(
         FleetView,
-        "The fleet's view, shared with the page's streams: built for this request or reused, so up to one rebuild gap old (250 ms, or four times what the last build cost on a large fleet)",
+        `The fleet's view, shared with the page's streams: built for this request or reused, so up to one rebuild gap old (${FLEET_DEBOUNCE_MS} ms, or ${BUILD_COST_FACTOR} times what the last build cost on a large fleet)`,
       ),
       headers: noStore,
     },

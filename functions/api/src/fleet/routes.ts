@@ -21,7 +21,7 @@ import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
 import { fleetProxyRoute, fleetStateRoute, registerFleetSecurity } from './fleet-openapi.js';
 import { detailPage, fleetPage, loginPage } from './page.js';
-import { SharedFleetView } from './shared-view.js';
+import { FLEET_DEBOUNCE_MS, SharedFleetView } from './shared-view.js';
 import { FLEET_CSS } from './styles.js';
 import { buildFleetView } from './view-model.js';
 
@@ -136,7 +136,7 @@ export function fleetApp(deps: FleetDeps) {
   // the last build's cost after the last build, and reused (never older) that long (shared-view.ts); a
   // change any stream hears makes a later send build anew. The HTML page renders its own fresh view (one
   // per page load, whose rows it renders as HTML anyway), and so does a proxy's detail.
-  const debounceMs = deps.debounceMs ?? 250;
+  const debounceMs = deps.debounceMs ?? FLEET_DEBOUNCE_MS;
   const shared = new SharedFleetView(view, debounceMs, deps.monotonicNow ?? (() => performance.now()));
   // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.
   const ready = async () => {
@@ -322,9 +322,8 @@ export function fleetApp(deps: FleetDeps) {
       const send = (): Promise<void> =>
         exclusive(async () => {
           // A send that goes ahead takes the place of a timer's: none left behind to fire after the stream
-          // ends. Only one that goes ahead: a refresh skipped behind a write in flight cleared the timer of
-          // a change made meanwhile, which then waited for the next refresh (5 s) though the write ended
-          // before the timer was due.
+          // ends. One skipped behind a write in flight leaves the timer be: the send owed when the write
+          // ends (exclusive) carries the change too, whichever comes first.
           if (pending) clearTimeout(pending);
           pending = null;
           const { view: v, dueInMs } = shared.get();

@@ -11,6 +11,9 @@ import type { FleetView } from './view-model.js';
  */
 export const BUILD_COST_FACTOR = 4;
 
+/** The least time between two builds, and how long a change waits to be coalesced with the next ones. */
+export const FLEET_DEBOUNCE_MS = 250;
+
 export interface SerialisedView {
   /** The changes counted when it was built: fewer than counted now, and a later build is due. */
   changes: number;

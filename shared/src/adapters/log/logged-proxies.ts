@@ -3,7 +3,8 @@
 // Logged instead as the full `count`, the first `max` entries, and `truncated: true` when some were left
 // out. The lines that log such a list as `{count, proxies}` go through here, so a cut list reads the same
 // way across the fleet; a site that logs more than a name per proxy maps the (short) `proxies` it gets.
-// The passive pass's `deferred` / `uncounted` lines name their count differently and carry no flag.
+// The passive pass's `deferred` / `uncounted` lines and rotation's `invalid_documents_skipped` (`skipped`)
+// name their list differently and carry no flag.
 
 /** Entries logged per list unless a site says otherwise: 100 names of at most 63 characters, under 8 KB. */
 export const LOGGED_PROXIES = 100;
