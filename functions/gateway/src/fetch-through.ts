@@ -161,7 +161,7 @@ export async function fetchThrough(
   // WHATWG URL makes numeric IPv4 forms dotted decimal but keeps an empty label a name (`a..b`,
   // `127.0.0.1..`, which normalizeHost leaves `127.0.0.1.`): no DNS name, a malformed URL as the proxy
   // listener's 400 says — it answered 502 target_unresolvable, which clients retry, from the guard.
-  if (!host.includes(':') && isNoDnsName(host)) return fail(400, 'bad_url');
+  if (isNoDnsName(host)) return fail(400, 'bad_url');
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   // Not for a redial: again() let it through as an admitted request, which a drain still serves.
   if (!redial && !deps.worker.accepting)

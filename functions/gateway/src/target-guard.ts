@@ -46,7 +46,7 @@ export class TargetGuard {
     // address into it (squid: `127.0.0.1.` is 127.0.0.1), whatever a look-up answered here. The proxy
     // listener (head.ts) and /v1/fetch (fetch-through.ts) refuse these spellings as malformed before they
     // get here; this is the backstop for any caller that does not.
-    if (!host.includes(':') && isNoDnsName(host)) return { allow: false, reason: 'unresolvable' };
+    if (isNoDnsName(host)) return { allow: false, reason: 'unresolvable' };
     if (classifyName(host) && !this.allow.hostPorts.has(`${host}:${port}`)) {
       return decideTarget(host, port, ['0.0.0.0'], this.allow);
     }

@@ -33,7 +33,7 @@ export function parseIpv4(text: string): Uint8Array | null {
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 
 /**
- * Whether a host (lower case, IPv6 excluded, one trailing dot already dropped) is neither a strict dotted
+ * Whether a host (lower case, one trailing dot already dropped) is neither an IPv6 literal nor a strict dotted
  * quad (parseIpv4) nor a DNS name the gateway may judge by its look-up: it has an empty label (`a..b`, a
  * second trailing dot: `127.0.0.1..`), or its last label is a number (no TLD is: `0x7f.1`, `127.1`,
  * `2130706433`, `0177.0.0.1`, `1.2.3.4.5`). Upstreams and clients read these as addresses of their own —
@@ -43,7 +43,7 @@ const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
  * (head.ts), the SSRF guard (target-guard.ts), /v1/fetch (fetch-through.ts) and route hosts (routing.ts).
  */
 export function isNoDnsName(host: string): boolean {
-  if (parseIpv4(host)) return false;
+  if (host.includes(':') || parseIpv4(host)) return false;
   if (host === '' || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return true;
   return NUMERIC_LABEL.test(host.slice(host.lastIndexOf('.') + 1));
 }

@@ -39,7 +39,11 @@ describe('isNoDnsName', () => {
     'example.0xg',
     'example.1a',
     '_acme.example',
-  ])('%j is a dotted quad or a DNS name', (host) => {
+    // IPv6 literals are judged as addresses, never as names: their colons and hex are no label.
+    '::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+  ])('%j is an address or a DNS name', (host) => {
     expect(isNoDnsName(host)).toBe(false);
   });
 });
