@@ -1,5 +1,6 @@
 // What the /v1/jobs routes do: Cloud Scheduler's view of each job (through the JobScheduler port) joined
 // with the run its function last recorded (JobRunStore), and the port's refusals as the API's stable codes.
+import { withDeadline } from '../../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { JobRun, JobRunStore } from '../../../../shared/src/ports/job-runs.js';
 import {
@@ -20,6 +21,23 @@ export interface JobControlDeps {
 }
 
 const RETRY_SECONDS = 5;
+
+/**
+ * How long a route waits for the job runs (Firestore's jobRuns) before answering without them: 503
+ * unavailable on a read, `lastRun: null` after an action. Unbounded, a stalled Firestore held
+ * `POST …:run` — its tick already dispatched — until the CLI gave up at 30 s with "cannot reach", and the
+ * operator ran it again: the second tick `outcome_unknown` exists to avoid (docs/operations-jobs.md
+ * § Run now). An action's worst case: its two Cloud Scheduler calls (10 s each) + this = 25 s, inside the
+ * CLI's 30 s.
+ */
+export const JOB_RUNS_READ_DEADLINE_MS = 5_000;
+
+const bounded = <T>(read: Promise<T>, what: string): Promise<T> =>
+  withDeadline(
+    read,
+    JOB_RUNS_READ_DEADLINE_MS,
+    () => new Error(`${what}: no answer within ${JOB_RUNS_READ_DEADLINE_MS} ms`),
+  );
 const MAX_ECHO = 64;
 const clip = (s: string) => (s.length > MAX_ECHO ? `${s.slice(0, MAX_ECHO)}…` : s);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -100,7 +118,7 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
       { cause: err },
     );
   const lastRun = (id: string): Promise<JobRun | null> =>
-    runs.get(id).catch((err: unknown) => Promise.reject(runsUnreadable(err)));
+    bounded(runs.get(id), 'reading the job run').catch((err: unknown) => Promise.reject(runsUnreadable(err)));
 
   return {
     /** `missing`: table jobs Cloud Scheduler does not have (not deployed here, or the wrong REGION). */
@@ -108,7 +126,9 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
       const s = need();
       const [found, recorded] = await Promise.all([
         s.list().catch((err: unknown) => Promise.reject(apiError(err, '*'))),
-        runs.list().catch((err: unknown) => Promise.reject(runsUnreadable(err))),
+        bounded(runs.list(), 'listing the job runs').catch((err: unknown) =>
+          Promise.reject(runsUnreadable(err)),
+        ),
       ]);
       if (found.missing.length > 0) {
         // Terraform deploys every row (test/terraform/jobs.test.ts): a gap is drift worth a look.
@@ -132,7 +152,7 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
       const job = await s[action](id).catch((err: unknown) => Promise.reject(apiError(err, id)));
       // Done once Cloud Scheduler answered: a 503 now would be retried (the CLI retries one) and publish
       // a second tick, and would tell the caller the action failed. The run record is only context.
-      const run = await runs.get(id).catch((err: unknown) => {
+      const run = await bounded(runs.get(id), 'reading the job run').catch((err: unknown) => {
         log.warn('job run unreadable after the action; answering lastRun null', {
           job: id,
           action,

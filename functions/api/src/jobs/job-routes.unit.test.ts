@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { JobSchedulerError } from '../../../../shared/src/ports/job-scheduler.js';
 import { harness } from '../testing/harness.js';
+import { JOB_RUNS_READ_DEADLINE_MS } from './job-controls.js';
 import { InMemoryJobRuns, InMemoryJobScheduler } from './testing/in-memory-jobs.js';
 
 const IDS = ['requeue-sweep', 'probe-tick', 'gc-sweep'];
@@ -227,6 +228,53 @@ describe('/v1/jobs', () => {
       expect(h.log.lines.some((l) => l.severity === 'WARNING' && l.job === id)).toBe(true);
     },
   );
+
+  // A Firestore that takes the read and never answers: the answer comes at the bound, well inside the
+  // CLI's 30 s — a POST …:run held past it read as "cannot reach", and the operator's second try
+  // dispatched a second tick (docs/operations-jobs.md § Run now).
+  describe('job runs that never answer', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    const stalled = () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const h = setup();
+      const never = () => new Promise<never>(() => {});
+      h.runs.get = never;
+      h.runs.list = never;
+      return h;
+    };
+    /** The answer, once `ms` of fake time have passed (undefined if there is none by then). */
+    const within = async (answer: Response | Promise<Response>, ms: number) => {
+      let res: Response | undefined;
+      void Promise.resolve(answer).then((r) => {
+        res = r;
+      });
+      await vi.advanceTimersByTimeAsync(ms);
+      return res;
+    };
+
+    it('POST :run → 200 with lastRun null at the bound, the tick dispatched once', async () => {
+      expect(JOB_RUNS_READ_DEADLINE_MS).toBeLessThanOrEqual(5_000);
+      const h = stalled();
+      const res = await within(h.call('POST', '/v1/jobs/gc-sweep:run'), JOB_RUNS_READ_DEADLINE_MS + 100);
+      expect(res?.status).toBe(200);
+      expect(await res!.json()).toMatchObject({ name: 'gc-sweep', lastRun: null });
+      expect(h.sched.runs).toEqual(['gc-sweep']);
+    });
+
+    it.each([
+      ['GET', '/v1/jobs'],
+      ['GET', '/v1/jobs/gc-sweep'],
+    ] as const)('%s %s → 503 unavailable with Retry-After at the bound', async (method, path) => {
+      const h = stalled();
+      const res = await within(h.call(method, path), JOB_RUNS_READ_DEADLINE_MS + 100);
+      expect(res?.status).toBe(503);
+      expect(res!.headers.get('retry-after')).toBe('5');
+      expect(await res!.json()).toMatchObject({ error: 'unavailable' });
+    });
+  });
 
   it('answers 503 unavailable when no scheduler is configured', async () => {
     const res = await setup('absent').call('GET', '/v1/jobs');
