@@ -8,6 +8,7 @@ import { FirestoreOwnershipStore } from '../../../../shared/src/adapters/firesto
 import { FirestoreGatewayPoolReader } from '../../../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreSnapshotStore } from '../../../../shared/src/adapters/firestore/snapshot-store.js';
+import type { WorkerStoreDeadlines } from '../../../../shared/src/adapters/firestore/worker-deadline.js';
 import { FirestoreWorkerStore } from '../../../../shared/src/adapters/firestore/worker-store.js';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { PubSubPublisher } from '../../../../shared/src/adapters/pubsub/publisher.js';
@@ -27,6 +28,26 @@ import type { WorkersApiDeps } from './index.js';
 import { RateLimiter } from './rate-limit.js';
 import { SnapshotNames } from './snapshot-names.js';
 
+/**
+ * The longest one Firestore call of the worker plane's stores may take before it is given up as
+ * WorkerStoreError('unavailable') — the documented 503 unavailable + Retry-After the gateway retries. A
+ * Firestore that took a call and never answered held the handler for the client's 300 s per attempt while
+ * the gateway gave up at its 10 s (GATEWAY_CONTROL_TIMEOUT_MS) and retried, each retry holding another
+ * call (Cloud Run's concurrency of 80 filling up). Registration makes 4–5 calls in a row (the subscription
+ * ensure, the worker read and write, the ownership epoch, the pass request) and must answer inside the
+ * gateway's 10 s whole-call bound: a stall on any one Firestore call is a 503 after at most 3 s (+ the
+ * subscription's 3 s before it). A write given up is an unknown outcome: the stores say how a retry meets
+ * one that lands later (shared/src/adapters/firestore/worker-deadline.ts).
+ */
+export const WORKER_STORE_CALL_DEADLINE_MS = 3_000;
+
+/**
+ * The same for an unpaged listing (the workers and snapshot headers in view, the gateway pool, the
+ * reclaims), which grows with the fleet: GET /v1/gateway/workers makes two in a row (the workers, then
+ * their headers), and answers inside the CLI's 30 s per request.
+ */
+export const WORKER_STORE_LIST_DEADLINE_MS = 12_000;
+
 export interface BuildWorkersApiOptions {
   firestore: Firestore;
   pubsub: PubSub;
@@ -38,6 +59,8 @@ export interface BuildWorkersApiOptions {
   /** Replaces the Google verifier (tests); otherwise one for config.audiences when service accounts are set. */
   verifier?: IdTokenVerifier;
   certsUrl?: string;
+  /** Replaces the stores' Firestore deadlines (tests); otherwise the two above. */
+  storeDeadlines?: WorkerStoreDeadlines;
 }
 
 export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
@@ -47,17 +70,21 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     (config.serviceAccounts.length > 0
       ? new GoogleIdTokenVerifier({ audiences: config.audiences, certsUrl: o.certsUrl })
       : null);
-  const snapshots = new FirestoreSnapshotStore(firestore);
+  const deadlines = o.storeDeadlines ?? {
+    callDeadlineMs: WORKER_STORE_CALL_DEADLINE_MS,
+    listDeadlineMs: WORKER_STORE_LIST_DEADLINE_MS,
+  };
+  const snapshots = new FirestoreSnapshotStore(firestore, deadlines);
   const warning = workerAuthOffWarning(config);
   if (warning) o.log.warn(warning, { auth: 'off' });
   return {
-    workers: new FirestoreWorkerStore(firestore, { log: o.log }),
-    ownership: new FirestoreOwnershipStore(firestore),
+    workers: new FirestoreWorkerStore(firestore, { log: o.log, ...deadlines }),
+    ownership: new FirestoreOwnershipStore(firestore, deadlines),
     snapshots,
     names: new SnapshotNames(snapshots),
-    pool: new FirestoreGatewayPoolReader(firestore),
-    routing: new FirestoreRoutingStore(firestore),
-    reclaims: new FirestoreReclaimStore(firestore, { log: o.log }),
+    pool: new FirestoreGatewayPoolReader(firestore, deadlines),
+    routing: new FirestoreRoutingStore(firestore, deadlines),
+    reclaims: new FirestoreReclaimStore(firestore, { log: o.log, ...deadlines }),
     // Both bounded well inside the gateway's 10 s control timeout (workers/config.ts: the worst case).
     subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, undefined, {
       deadlineMs: WORKER_SUBSCRIPTION_DEADLINE_MS,
