@@ -5,7 +5,7 @@
 // existing one with another filter, or left on a deleted topic, is a conflict to fix by hand, never
 // silently reused. Real Pub/Sub applies the filter; the emulator stores it but delivers everything
 // (recipes §10), which is why workers also check the workerId attribute.
-import type { PubSub } from '@google-cloud/pubsub';
+import type { CallOptions, PubSub } from '@google-cloud/pubsub';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
 import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
 import { withDeadline } from '../deadline.js';
@@ -30,6 +30,7 @@ export interface SubscriptionsOptions {
   /**
    * The most one ensure (both its admin calls together) waits before it is answered `unavailable`; null
    * (the default): as long as the client library takes (60 s a call, UNAVAILABLE retried up to 10 min).
+   * Each admin call is also sent with it as its own deadline, unretried, so the call itself ends.
    */
   deadlineMs?: number | null;
 }
@@ -51,12 +52,13 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
 
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
-    const made = this.make(name, workerId);
     const ms = this.options.deadlineMs ?? null;
+    // Each admin call is also given the bound itself, unretried (gax's own deadline ends the call): without
+    // it every registration retried through a stall left a create running in the library's retries for up
+    // to 10 min. withDeadline still bounds the two together; a late answer or failure is dropped there (a
+    // late create is found by the next registration's ALREADY_EXISTS).
+    const made = this.make(name, workerId, ms === null ? undefined : { timeout: ms, retry: null });
     if (ms === null) return made;
-    // The library's call runs on past the bound (a late create is found by the next registration's
-    // ALREADY_EXISTS); its late failure is nobody's to handle.
-    made.catch(() => {});
     return withDeadline(
       made,
       ms,
@@ -64,9 +66,10 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
     );
   }
 
-  private async make(name: string, workerId: string): Promise<string> {
+  private async make(name: string, workerId: string, gaxOpts?: CallOptions): Promise<string> {
     try {
       await this.pubsub.topic(this.topic).createSubscription(name, {
+        ...(gaxOpts ? { gaxOpts } : {}),
         filter: workerFilter(workerId),
         enableMessageOrdering: true,
         ackDeadlineSeconds: 30,
@@ -78,16 +81,16 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
       if ((err as { code?: unknown })?.code !== ALREADY_EXISTS) {
         throw new SubscriptionError('unavailable', `creating ${name} failed`, { cause: err });
       }
-      await this.checkExisting(name, workerId);
+      await this.checkExisting(name, workerId, gaxOpts);
     }
     return `projects/${this.projectId}/subscriptions/${name}`;
   }
 
-  private async checkExisting(name: string, workerId: string): Promise<void> {
+  private async checkExisting(name: string, workerId: string, gaxOpts?: CallOptions): Promise<void> {
     let topic: string | null | undefined;
     let filter: string | null | undefined;
     try {
-      [{ topic, filter }] = await this.pubsub.subscription(name).getMetadata();
+      [{ topic, filter }] = await this.pubsub.subscription(name).getMetadata(gaxOpts);
     } catch (cause) {
       throw new SubscriptionError('unavailable', `reading ${name} failed`, { cause });
     }
