@@ -23,10 +23,11 @@ import type { RateSpec } from './middleware/token-bucket.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
 /**
- * How long a request waits for Pub/Sub to confirm the publish that follows its write (a reconcile
- * request, a snapshot pass): both are best effort, logged when they fail, and the sweeps that follow
- * (requeue, the snapshot tick) catch up. Without it a Pub/Sub outage held each request in the client
- * library's retries (up to 10 minutes): the CLI (30 s) and Cloud Run gave up on writes that had landed.
+ * How long an admin request waits for Pub/Sub to confirm the reconcile request that follows its write: it
+ * is best effort, logged when it fails, and the requeue sweep catches up (the worker plane's snapshot-pass
+ * requests wait WORKER_PUBLISH_DEADLINE_MS instead). Without it a Pub/Sub outage held each request in the
+ * client library's retries (up to 10 minutes): the CLI (30 s) and Cloud Run gave up on writes that had
+ * landed.
  */
 export const API_PUBLISH_DEADLINE_MS = 10_000;
 

@@ -27,11 +27,13 @@ export const WORKER_PUBLISH_DEADLINE_MS = 2_000;
  * How long registration waits for Pub/Sub's admin API to make (or, when it exists, read) the worker's
  * subscription — both calls together. Unlike the pass request this one is needed: past it the worker is
  * answered 503 unavailable + Retry-After and registers again, instead of the client library's own bound
- * (60 s a call, UNAVAILABLE retried up to 10 minutes) outliving the gateway's 10 s.
+ * (60 s a call, UNAVAILABLE retried up to 10 minutes) outliving the gateway's 10 s. Each admin call is sent
+ * with it as its own deadline, unretried, so a call given up does not run on.
  *
- * Registration's worst case, its calls in a row: this (3 s) + the pass request (2 s) = 5 s bounded here,
- * plus the Firestore reads and write of the worker and the ownership epoch (milliseconds when Firestore
- * answers) — well inside the gateway's 10 s.
+ * With Pub/Sub alone stalling, registration answers within this (3 s) + the pass request (2 s) = 5 s plus
+ * the Firestore round trips. These are per-call bounds, not a per-request budget (none yet): with Firestore
+ * also slow on every call (up to 3 s each, WORKER_STORE_CALL_DEADLINE_MS) registration can take past the
+ * gateway's 10 s, which then retries.
  */
 export const WORKER_SUBSCRIPTION_DEADLINE_MS = 3_000;
 

@@ -33,11 +33,13 @@ import { SnapshotNames } from './snapshot-names.js';
  * WorkerStoreError('unavailable') — the documented 503 unavailable + Retry-After the gateway retries. A
  * Firestore that took a call and never answered held the handler for the client's 300 s per attempt while
  * the gateway gave up at its 10 s (GATEWAY_CONTROL_TIMEOUT_MS) and retried, each retry holding another
- * call (Cloud Run's concurrency of 80 filling up). Registration makes 4–5 calls in a row (the subscription
- * ensure, the worker read and write, the ownership epoch, the pass request) and must answer inside the
- * gateway's 10 s whole-call bound: a stall on any one Firestore call is a 503 after at most 3 s (+ the
- * subscription's 3 s before it). A write given up is an unknown outcome: the stores say how a retry meets
- * one that lands later (shared/src/adapters/firestore/worker-deadline.ts).
+ * call (Cloud Run's concurrency of 80 filling up). A stall of one dependency answers 503 within its bound:
+ * a Firestore call at 3 s (+ the subscription ensure's 3 s before it, when Pub/Sub stalls too). The bounds
+ * are per call, not per request: registration makes its calls in a row (the subscription ensure 3 s, the
+ * worker read and write and the ownership epoch 3 s each, the pass request 2 s), so a Firestore slow on
+ * every call (each just inside 3 s) can still take past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS),
+ * which then retries; there is no per-request budget yet. A write given up is an unknown outcome: the
+ * stores say how a retry meets one that lands later (shared/src/adapters/firestore/worker-deadline.ts).
  */
 export const WORKER_STORE_CALL_DEADLINE_MS = 3_000;
 
