@@ -22,6 +22,33 @@ export function withDeadline<T>(work: Promise<T>, ms: number, timeout: () => Err
 }
 
 /**
+ * One Firestore call, given up at `ms` (unset or null: the call as is, bounded by the client alone) with
+ * `toError`'s error for "`what`: no answer from Firestore within `ms` ms" — each store passes its own error
+ * class. The call runs on, unheard. `signal` is aborted when the deadline fires: a transaction body checks
+ * it at its top (throwIfGivenUp), since the client re-runs a body on ABORTED after the caller was answered
+ * — a body given up must not write again; only an RPC already in flight can still land.
+ */
+export function boundFirestoreCall<T>(
+  ms: number | undefined | null,
+  what: string,
+  call: (signal: AbortSignal) => Promise<T>,
+  toError: (message: string) => Error,
+): Promise<T> {
+  const givenUp = new AbortController();
+  if (ms === undefined || ms === null) return call(givenUp.signal);
+  return withDeadline(call(givenUp.signal), ms, () => {
+    const err = toError(`${what}: no answer from Firestore within ${ms} ms`);
+    givenUp.abort(err);
+    return err;
+  });
+}
+
+/** For a transaction body: throws once its call was given up (boundFirestoreCall's `signal`). */
+export function throwIfGivenUp(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason;
+}
+
+/**
  * What an invocation keeps of its timeout after the run's record (a jobRuns write) is given up: its last
  * lines and its answer. gc and requeue wait on their record until this long before their timeout.
  */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../ports/clock.js';
-import { withDeadlineAt } from './deadline.js';
+import { boundFirestoreCall, throwIfGivenUp, withDeadlineAt } from './deadline.js';
 
 describe('withDeadlineAt (a bound on a call, to an absolute end)', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -35,6 +35,63 @@ describe('withDeadlineAt (a bound on a call, to an absolute end)', () => {
     await rejected;
     await expect(
       withDeadlineAt(Promise.resolve('ok'), clock.now().getTime() + 1_000, clock, () => new Error('late')),
+    ).resolves.toBe('ok');
+  });
+});
+
+describe('boundFirestoreCall (one Firestore call, given up at its deadline)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  class StoreFailure extends Error {}
+
+  it("gives the call up at ms with the store's error, and aborts the call's signal", async () => {
+    let signal!: AbortSignal;
+    const call = boundFirestoreCall(
+      20,
+      'read x',
+      (s) => {
+        signal = s;
+        return new Promise<never>(() => {});
+      },
+      (message) => new StoreFailure(message),
+    );
+    const rejected = expect(call).rejects.toThrow(
+      expect.objectContaining({ message: 'read x: no answer from Firestore within 20 ms' }),
+    );
+    await vi.advanceTimersByTimeAsync(19);
+    expect(signal.aborted).toBe(false);
+    expect(() => throwIfGivenUp(signal)).not.toThrow();
+    await vi.advanceTimersByTimeAsync(1);
+    await rejected;
+    await expect(call).rejects.toBeInstanceOf(StoreFailure);
+    expect(signal.aborted).toBe(true);
+    expect(() => throwIfGivenUp(signal)).toThrow(StoreFailure);
+  });
+
+  it('without a deadline (undefined or null) is the call as is; an answer in time is passed on', async () => {
+    for (const ms of [undefined, null]) {
+      let signal!: AbortSignal;
+      const call = boundFirestoreCall(
+        ms,
+        'read x',
+        (s) => {
+          signal = s;
+          return new Promise((r) => setTimeout(() => r('late'), 60_000));
+        },
+        () => new Error('given up'),
+      );
+      await vi.advanceTimersByTimeAsync(60_000);
+      await expect(call).resolves.toBe('late');
+      expect(signal.aborted).toBe(false);
+    }
+    await expect(
+      boundFirestoreCall(
+        20,
+        'x',
+        async () => 'ok',
+        () => new Error('late'),
+      ),
     ).resolves.toBe('ok');
   });
 });

@@ -12,7 +12,7 @@ import {
 } from '@google-cloud/firestore';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
-import { withDeadline } from '../deadline.js';
+import { boundFirestoreCall } from '../deadline.js';
 import type { Logger } from '../log/json-logger.js';
 import { type GroupCommitOptions, GroupCommitter } from './group-commit.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
@@ -231,7 +231,12 @@ export class LeaseStateAccess {
 
 /** A Firestore call given up after `ms` (it runs on; its answer is dropped). */
 export function bounded<T>(call: Promise<T>, what: string, ms = STORE_CALL_DEADLINE_MS): Promise<T> {
-  return withDeadline(call, ms, () => new Error(`${what}: no answer from Firestore within ${ms} ms`));
+  return boundFirestoreCall(
+    ms,
+    what,
+    () => call,
+    (m) => new Error(m),
+  );
 }
 
 /** Any failure of `fn`, or no answer within `deadlineMs` (null: the caller bounds it), is 503 unavailable. */

@@ -39,7 +39,7 @@ import {
   type StoredProxy,
   StoreError,
 } from '../../ports/proxy-store.js';
-import { withDeadline } from '../deadline.js';
+import { boundFirestoreCall } from '../deadline.js';
 import { Collections } from './collections.js';
 import {
   proxyFromFirestore,
@@ -412,12 +412,7 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
 
   /** `call`, given up at `ms` (when set) as StoreError('unavailable'): it runs on, unheard. */
   private bounded<T>(call: () => Promise<T>, what: string, ms = this.callDeadlineMs): Promise<T> {
-    if (ms === undefined) return call();
-    return withDeadline(
-      call(),
-      ms,
-      () => new StoreError('unavailable', `${what}: no answer from Firestore within ${ms} ms`),
-    );
+    return boundFirestoreCall(ms, what, call, (message) => new StoreError('unavailable', message));
   }
 
   /**

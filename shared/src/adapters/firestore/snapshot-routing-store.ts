@@ -22,6 +22,7 @@ import {
   type RoutingWrite,
   type StoredRouting,
 } from '../../ports/workers-ownership.js';
+import { throwIfGivenUp } from '../deadline.js';
 import { Collections } from './collections.js';
 import { boundedCall, type WorkerStoreDeadlines } from './worker-deadline.js';
 import { workerStoreFailure } from './worker-errors.js';
@@ -115,8 +116,11 @@ export class FirestoreRoutingStore implements RoutingStore {
       // given up, it runs on and may still commit — an unknown outcome, reported unavailable (503, nothing
       // published; the next snapshot pass plans with it all the same). A retried PUT of the same routing
       // then finds it stored (unchanged); one with If-Match meets the revision it moved (412), and reads again.
-      return await boundedCall(this.callDeadlineMs, 'write the gateway routing', () =>
+      // Once given up, a body the client re-runs (on ABORTED) writes nothing: only a commit already sent can
+      // land — a re-run after a newer PUT answered 200 would otherwise write its routes over that one.
+      return await boundedCall(this.callDeadlineMs, 'write the gateway routing', (signal) =>
         this.db.runTransaction(async (tx) => {
+          throwIfGivenUp(signal);
           const stored = (await tx.get(this.ref())).data();
           const current = revisionOf(stored);
           if (precondition && !precondition(current)) return { written: false, revision: current };

@@ -19,6 +19,7 @@ import {
 } from '../../messages/gateway-snapshot.js';
 import { WorkerStoreError } from '../../ports/workers.js';
 import type { SnapshotHeader, SnapshotStore, SweepResult } from '../../ports/workers-snapshots.js';
+import { throwIfGivenUp } from '../deadline.js';
 import { Collections } from './collections.js';
 import { STATE_DOC } from './ownership-store.js';
 import { storedEntry, wireEntry } from './snapshot-part-times.js';
@@ -84,7 +85,8 @@ export class FirestoreSnapshotStore implements SnapshotStore {
   /**
    * `opts` (worker-deadline.ts): the bound of each call — a read, a batch of parts, a transaction whole —
    * and of the header listings (headersOf, headersInView: many batched reads, bounded together). A save or
-   * patch given up is unavailable, an unknown outcome: its transaction may still commit; a save tried again
+   * patch given up is unavailable, an unknown outcome: its transaction may still commit (a commit already
+   * sent: a body the client re-runs once given up throws at its top, throwIfGivenUp); a save tried again
    * then finds its own version and checksum stored (saved), a patch sets the same fields again.
    */
   constructor(
@@ -203,8 +205,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     const ref = this.ref(header.workerId);
     const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
     try {
-      await boundedCall(this.deadlines.call, `store the snapshot of ${header.workerId}`, () =>
+      await boundedCall(this.deadlines.call, `store the snapshot of ${header.workerId}`, (signal) =>
         this.db.runTransaction(async (tx) => {
+          throwIfGivenUp(signal);
           const [snap, planner] = await Promise.all([tx.get(ref), guard ? tx.get(state) : null]);
           // Read in the transaction, so a pass taking the lock is ordered before or after this save: before,
           // this save is refused; after, that pass reads the grant this save records.
@@ -283,8 +286,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   private sweepOne(workerId: string, cutoff: Date, now: Date): Promise<boolean> {
     const ref = this.ref(workerId);
-    return boundedCall(this.deadlines.call, `sweep the snapshot of ${workerId}`, () =>
+    return boundedCall(this.deadlines.call, `sweep the snapshot of ${workerId}`, (signal) =>
       this.db.runTransaction(async (tx) => {
+        throwIfGivenUp(signal);
         const snap = await tx.get(ref);
         const h = HeaderDoc.safeParse(snap.data());
         if (!h.success) {
@@ -319,8 +323,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
         return;
       }
       const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
-      await boundedCall(this.deadlines.call, what, () =>
+      await boundedCall(this.deadlines.call, what, (signal) =>
         this.db.runTransaction(async (tx) => {
+          throwIfGivenUp(signal);
           // As in save(): a pass taking the lock is ordered before this patch (refused) or after it.
           if (lockHolderOf(await tx.get(state)) !== guard.lockHolder) {
             throw new WorkerStoreError(

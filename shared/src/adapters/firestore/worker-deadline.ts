@@ -8,7 +8,7 @@
 // WorkerStoreError('unavailable'), never 'conflict' — each store's write says how a retry meets a late
 // landing.
 import { WorkerStoreError } from '../../ports/workers.js';
-import { withDeadline } from '../deadline.js';
+import { boundFirestoreCall } from '../deadline.js';
 
 export interface WorkerStoreDeadlines {
   /**
@@ -20,14 +20,13 @@ export interface WorkerStoreDeadlines {
   listDeadlineMs?: number;
 }
 
-/** `call`, given up at `ms` (when set) as WorkerStoreError('unavailable'). */
-export function boundedCall<T>(ms: number | undefined, what: string, call: () => Promise<T>): Promise<T> {
-  if (ms === undefined) return call();
-  return withDeadline(
-    call(),
-    ms,
-    () => new WorkerStoreError('unavailable', `${what}: no answer from Firestore within ${ms} ms`),
-  );
+/** `call`, given up at `ms` (when set) as WorkerStoreError('unavailable'): boundFirestoreCall. */
+export function boundedCall<T>(
+  ms: number | undefined,
+  what: string,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  return boundFirestoreCall(ms, what, call, (message) => new WorkerStoreError('unavailable', message));
 }
 
 /** The bound of one call and of one unpaged listing, from a store's options. */

@@ -3,7 +3,7 @@
 // ('unavailable') at it — the workers API's 503 + Retry-After — and a write given up is unavailable (an
 // unknown outcome), never 'conflict'. Unpaged listings wait listDeadlineMs. The same over the emulator,
 // through the routes: test/integration/api-worker-store-stall.test.ts.
-import type { Firestore } from '@google-cloud/firestore';
+import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { describe, expect, it } from 'vitest';
 import { type WorkerRecord, WorkerStoreError } from '../../ports/workers.js';
 import { FirestoreReclaimStore } from './ownership-reclaim-store.js';
@@ -142,4 +142,96 @@ it('listDeadlineMs defaults to callDeadlineMs', async () => {
   const store = new FirestoreWorkerStore(db, { callDeadlineMs: CALL_MS });
   const { err } = await givenUp(() => store.listInView(at));
   expect((err as Error).message).toMatch(new RegExp(`within ${CALL_MS} ms`));
+});
+
+// The client runs a transaction's body again when its commit is ABORTED — also after the deadline gave the
+// call up and the caller was answered 503. A body run again then must not write: a routing PUT without
+// If-Match given up, re-run after a newer PUT answered 200, would write its routes over that one.
+describe('a transaction given up writes nothing when the client runs its body again', () => {
+  const past = new Date('2026-12-01T00:00:00Z');
+
+  /** A client whose runTransaction runs the body, waits past the deadline, and runs it again (ABORTED). */
+  function rerunningFirestore(exists: boolean) {
+    const writesByRun: number[] = [];
+    let rerun!: Promise<unknown>;
+    const snap = {
+      exists,
+      data: () => undefined,
+      get: (path: string) =>
+        path === 'lock.holder' ? 'h' : path === 'grantedUntil' ? Timestamp.fromDate(past) : undefined,
+    };
+    const ref = (): Record<string, unknown> => ({ collection: () => ({ doc: ref }) });
+    const query: Record<string, unknown> = { get: async () => ({ docs: [{ id: 'gw-1' }] }) };
+    for (const chained of ['where', 'limit']) query[chained] = () => query;
+    const tx = (run: number) => {
+      writesByRun[run] = 0;
+      const write = () => {
+        writesByRun[run] = (writesByRun[run] ?? 0) + 1;
+      };
+      return { get: async () => snap, set: write, update: write, delete: write };
+    };
+    const db = {
+      collection: () => ({ ...query, doc: ref }),
+      runTransaction: (body: (t: unknown) => Promise<unknown>) => {
+        rerun = (async () => {
+          await body(tx(0)).catch(() => {}); // its commit ABORTED
+          await new Promise((r) => setTimeout(r, CALL_MS * 3));
+          return body(tx(1));
+        })();
+        return rerun;
+      },
+    } as unknown as Firestore;
+    return { db, writesByRun, rerun: () => rerun };
+  }
+
+  it.each<[string, boolean, (db: Firestore) => Promise<unknown>]>([
+    [
+      'routing.put',
+      true,
+      (db) => new FirestoreRoutingStore(db, opts).put({ routes: [], updatedAt: at, updatedBy: 'me' }),
+    ],
+    [
+      'snapshots.save',
+      false,
+      (db) =>
+        new FirestoreSnapshotStore(db, opts).save(
+          {
+            workerId: 'gw-1',
+            version: 2,
+            ownershipEpoch: 1,
+            checksum: 'c',
+            contentDigest: 'd',
+            sessionId: null,
+            generatedAt: at,
+            validUntil: at,
+            grantedUntil: null,
+            draining: {},
+            recent: [],
+            sentAt: null,
+            proxies: 0,
+          },
+          { version: 2, proxies: [], routing: [] } as never,
+        ),
+    ],
+    [
+      'snapshots.patchHeader (guarded)',
+      true,
+      (db) => new FirestoreSnapshotStore(db, opts).patchHeader('gw-1', { sentAt: at }, { lockHolder: 'h' }),
+    ],
+  ])('%s', async (_, exists, call) => {
+    const { db, writesByRun, rerun } = rerunningFirestore(exists);
+    const { err } = await givenUp(() => call(db));
+    expect((err as WorkerStoreError).kind).toBe('unavailable');
+    await expect(rerun()).rejects.toThrow(`no answer from Firestore within ${CALL_MS} ms`);
+    expect(writesByRun).toEqual([expect.any(Number), 0]);
+    expect(writesByRun[0]).toBeGreaterThan(0);
+  });
+
+  it('snapshots.sweepParts (each header in its own transaction)', async () => {
+    const { db, writesByRun, rerun } = rerunningFirestore(false);
+    const result = await new FirestoreSnapshotStore(db, opts).sweepParts(at, 10, at);
+    expect(result).toEqual({ swept: [], failed: [{ workerId: 'gw-1', kind: 'unavailable' }] });
+    await expect(rerun()).rejects.toThrow(`no answer from Firestore within ${CALL_MS} ms`);
+    expect(writesByRun).toEqual([1, 0]);
+  });
 });
