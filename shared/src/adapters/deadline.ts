@@ -25,8 +25,9 @@ export function withDeadline<T>(work: Promise<T>, ms: number, timeout: () => Err
  * One Firestore call, given up at `ms` (unset or null: the call as is, bounded by the client alone) with
  * `toError`'s error for "`what`: no answer from Firestore within `ms` ms" — each store passes its own error
  * class. The call runs on, unheard. `signal` is aborted when the deadline fires: a transaction body checks
- * it at its top (throwIfGivenUp), since the client re-runs a body on ABORTED after the caller was answered
- * — a body given up must not write again; only an RPC already in flight can still land.
+ * it at its top and again after its last read, before it stages a write (throwIfGivenUp) — the client
+ * re-runs a body (ABORTED, UNAVAILABLE…) after the caller was answered, and a read may answer late: a body
+ * given up must not write; only a commit already sent can still land.
  */
 export function boundFirestoreCall<T>(
   ms: number | undefined | null,

@@ -116,8 +116,9 @@ export class FirestoreRoutingStore implements RoutingStore {
       // given up, it runs on and may still commit — an unknown outcome, reported unavailable (503, nothing
       // published; the next snapshot pass plans with it all the same). A retried PUT of the same routing
       // then finds it stored (unchanged); one with If-Match meets the revision it moved (412), and reads again.
-      // Once given up, a body the client re-runs (on ABORTED) writes nothing: only a commit already sent can
-      // land — a re-run after a newer PUT answered 200 would otherwise write its routes over that one.
+      // Once given up, a body writes nothing — neither one the client re-runs (on ABORTED, UNAVAILABLE…) nor
+      // one still waiting on its read: only a commit already sent can land — else a body running on after a
+      // newer PUT answered 200 would write its routes over that one.
       return await boundedCall(this.callDeadlineMs, 'write the gateway routing', (signal) =>
         this.db.runTransaction(async (tx) => {
           throwIfGivenUp(signal);
@@ -135,6 +136,8 @@ export class FirestoreRoutingStore implements RoutingStore {
             isDeepStrictEqual(stored.targetChecks ?? {}, fields.targetChecks)
           )
             return { written: false, unchanged: true, revision: current };
+          // Again after the read: one still waiting on it when the deadline fired must not write either.
+          throwIfGivenUp(signal);
           tx.set(this.ref(), { ...fields, revision: current + 1 });
           return { written: true, revision: current + 1 };
         }),

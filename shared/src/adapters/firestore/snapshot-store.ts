@@ -86,7 +86,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
    * `opts` (worker-deadline.ts): the bound of each call — a read, a batch of parts, a transaction whole —
    * and of the header listings (headersOf, headersInView: many batched reads, bounded together). A save or
    * patch given up is unavailable, an unknown outcome: its transaction may still commit (a commit already
-   * sent: a body the client re-runs once given up throws at its top, throwIfGivenUp); a save tried again
+   * sent: a body given up throws before it stages a write, throwIfGivenUp); a save tried again
    * then finds its own version and checksum stored (saved), a patch sets the same fields again.
    */
   constructor(
@@ -232,6 +232,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
               `the snapshot of ${header.workerId} is already at version ${previous.version}, not saving ${header.version}`,
             );
           }
+          throwIfGivenUp(signal); // again after the reads: a body given up while waiting on them writes nothing
           const chunks = partsOf(full.proxies);
           const parts = chunks.length;
           for (const [i, proxies] of chunks.entries()) {
@@ -290,6 +291,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       this.db.runTransaction(async (tx) => {
         throwIfGivenUp(signal);
         const snap = await tx.get(ref);
+        throwIfGivenUp(signal); // again after the read: a body given up while waiting on it writes nothing
         const h = HeaderDoc.safeParse(snap.data());
         if (!h.success) {
           // Edited by hand into something no pass can use: leave it for whoever fixes it, but take it
@@ -333,6 +335,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
               `the planner lock is no longer held by ${guard.lockHolder}: not patching the header of ${workerId}`,
             );
           }
+          throwIfGivenUp(signal); // again after the read: a body given up while waiting on it writes nothing
           tx.update(ref, data);
         }),
       );

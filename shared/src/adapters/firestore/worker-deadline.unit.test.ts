@@ -150,8 +150,11 @@ it('listDeadlineMs defaults to callDeadlineMs', async () => {
 describe('a transaction given up writes nothing when the client runs its body again', () => {
   const past = new Date('2026-12-01T00:00:00Z');
 
-  /** A client whose runTransaction runs the body, waits past the deadline, and runs it again (ABORTED). */
-  function rerunningFirestore(exists: boolean) {
+  /**
+   * A client whose runTransaction runs the body, waits past the deadline, and runs it again (ABORTED) —
+   * or, `slowRead`, runs it once with reads that answer only past the deadline.
+   */
+  function rerunningFirestore(exists: boolean, slowRead = false) {
     const writesByRun: number[] = [];
     let rerun!: Promise<unknown>;
     const snap = {
@@ -168,11 +171,19 @@ describe('a transaction given up writes nothing when the client runs its body ag
       const write = () => {
         writesByRun[run] = (writesByRun[run] ?? 0) + 1;
       };
-      return { get: async () => snap, set: write, update: write, delete: write };
+      const get = async () => {
+        if (slowRead) await new Promise((r) => setTimeout(r, CALL_MS * 3));
+        return snap;
+      };
+      return { get, set: write, update: write, delete: write };
     };
     const db = {
       collection: () => ({ ...query, doc: ref }),
       runTransaction: (body: (t: unknown) => Promise<unknown>) => {
+        if (slowRead) {
+          rerun = body(tx(0));
+          return rerun;
+        }
         rerun = (async () => {
           await body(tx(0)).catch(() => {}); // its commit ABORTED
           await new Promise((r) => setTimeout(r, CALL_MS * 3));
@@ -184,7 +195,7 @@ describe('a transaction given up writes nothing when the client runs its body ag
     return { db, writesByRun, rerun: () => rerun };
   }
 
-  it.each<[string, boolean, (db: Firestore) => Promise<unknown>]>([
+  const transactions: [string, boolean, (db: Firestore) => Promise<unknown>][] = [
     [
       'routing.put',
       true,
@@ -218,7 +229,9 @@ describe('a transaction given up writes nothing when the client runs its body ag
       true,
       (db) => new FirestoreSnapshotStore(db, opts).patchHeader('gw-1', { sentAt: at }, { lockHolder: 'h' }),
     ],
-  ])('%s', async (_, exists, call) => {
+  ];
+
+  it.each(transactions)('%s', async (_, exists, call) => {
     const { db, writesByRun, rerun } = rerunningFirestore(exists);
     const { err } = await givenUp(() => call(db));
     expect((err as WorkerStoreError).kind).toBe('unavailable');
@@ -233,5 +246,15 @@ describe('a transaction given up writes nothing when the client runs its body ag
     expect(result).toEqual({ swept: [], failed: [{ workerId: 'gw-1', kind: 'unavailable' }] });
     await expect(rerun()).rejects.toThrow(`no answer from Firestore within ${CALL_MS} ms`);
     expect(writesByRun).toEqual([1, 0]);
+  });
+
+  // A body still waiting on its read when the deadline fired: the read answers later, and the body must
+  // stage no write — else a routing PUT answered 503 wrote its routes over a newer one answered 200.
+  it.each(transactions)('%s, its read answered past the deadline', async (_, exists, call) => {
+    const { db, writesByRun, rerun } = rerunningFirestore(exists, true);
+    const { err } = await givenUp(() => call(db));
+    expect((err as WorkerStoreError).kind).toBe('unavailable');
+    await expect(rerun()).rejects.toThrow(`no answer from Firestore within ${CALL_MS} ms`);
+    expect(writesByRun).toEqual([0]);
   });
 });
