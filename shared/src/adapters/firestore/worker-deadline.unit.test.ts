@@ -3,9 +3,11 @@
 // ('unavailable') at it — the workers API's 503 + Retry-After — and a write given up is unavailable (an
 // unknown outcome), never 'conflict'. Unpaged listings wait listDeadlineMs. The same over the emulator,
 // through the routes: test/integration/api-worker-store-stall.test.ts.
+
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { describe, expect, it } from 'vitest';
-import { type WorkerRecord, WorkerStoreError } from '../../ports/workers.js';
+import { record as workerRecord } from '../../../../test/support/worker-records.js';
+import { WorkerStoreError } from '../../ports/workers.js';
 import { FirestoreReclaimStore } from './ownership-reclaim-store.js';
 import { FirestoreOwnershipStore } from './ownership-store.js';
 import { FirestoreGatewayPoolReader } from './snapshot-pool-reader.js';
@@ -46,25 +48,7 @@ const LIST_MS = 200;
 const opts = { callDeadlineMs: CALL_MS, listDeadlineMs: LIST_MS };
 const version = '1796515200.000000000';
 const at = new Date('2026-12-06T00:00:00Z');
-const record = {
-  session: {
-    workerId: 'gw-1',
-    instanceId: 'i-1',
-    sessionId: 'session-1',
-    zone: 'europe-west1-b',
-    protocolVersion: 1,
-    principal: 'token:gw',
-    registeredAt: at,
-    validUntil: at,
-    ackedVersion: 0,
-    ackedEpoch: 0,
-    ackedChecksum: '0'.repeat(64),
-    lastReportSequence: null,
-    lastReportDigest: null,
-    outcomeSequence: 0,
-  },
-  report: null,
-} satisfies WorkerRecord;
+const record = workerRecord('gw-1', at);
 
 const db = silentFirestore();
 const workers = new FirestoreWorkerStore(db, opts);
