@@ -3,6 +3,7 @@
 // the store's call deadline, instead of waiting out the client's 300 s per attempt into Cloud Run's
 // plain-text 504; and a write given up at the deadline is an unknown outcome — when it lands later,
 // nothing was published for it, and the caller's retry finds it made (not made twice).
+
 import {
   type CollectionReference,
   type DocumentReference,
@@ -20,6 +21,7 @@ import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { heldUpFirestore } from '../support/held-up-firestore.js';
 import { pollUntil } from '../support/poll.js';
+import { timedCall } from '../support/timed-call.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -96,23 +98,9 @@ async function startApi(firestore: Firestore) {
   return { api, publisher };
 }
 
-async function call(api: ApiServer, method: string, path: string, body?: unknown) {
-  const started = performance.now();
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    // Without a deadline the request waits out the client's 300 s: this says so, as a failure.
-    signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
-    ms: performance.now() - started,
-  };
-}
+// Without a deadline the request waits out the client's 300 s: the timeout says so, as a failure.
+const call = (api: ApiServer, method: string, path: string, body?: unknown) =>
+  timedCall(`${api.url}${path}`, method, { body, timeoutMs: ANSWER_WITHIN_MS });
 
 const newSpec = externalSpec({ endpoint: { host: '203.0.113.9', port: 3128 } });
 

@@ -3,6 +3,7 @@
 // reads, answer the documented `503 unavailable` with Retry-After at the stores' call deadline — instead of
 // holding the handler (and its Firestore call) for the client's 300 s while the gateway gives up at 10 s
 // and retries, each retry holding another, into Cloud Run's plain-text 504.
+
 import { randomUUID } from 'node:crypto';
 import { type CollectionReference, Firestore, type Query } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
@@ -18,6 +19,7 @@ import { systemClock } from '../../shared/src/ports/clock.js';
 import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { heldUpFirestore } from '../support/held-up-firestore.js';
+import { timedCall } from '../support/timed-call.js';
 import { ADMIN_TOKEN, FAST_SETTINGS, workerToken } from '../support/worker-client.js';
 
 const projectId = testProjectId('demo-ws');
@@ -89,26 +91,9 @@ async function startApi(firestore: Firestore): Promise<ApiServer> {
   return api;
 }
 
-async function call(api: ApiServer, token: string, method: string, path: string, body?: unknown) {
-  const started = performance.now();
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    // Without a deadline the request waits out the client's 300 s: this says so, as a failure.
-    signal: AbortSignal.timeout(ANSWER_WITHIN_MS + 2_000),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
-    ms: performance.now() - started,
-  };
-}
+// Without a deadline the request waits out the client's 300 s: the timeout says so, as a failure.
+const call = (api: ApiServer, token: string, method: string, path: string, body?: unknown) =>
+  timedCall(`${api.url}${path}`, method, { token, body, timeoutMs: ANSWER_WITHIN_MS + 2_000 });
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
