@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock } from '../ports/clock.js';
 
 // A bound on a call that cannot be cancelled (a REST client's promise, a Secret Manager read): its
@@ -22,7 +23,8 @@ export function withDeadline<T>(work: Promise<T>, ms: number, timeout: () => Err
 }
 
 /**
- * One Firestore call, given up at `ms` (unset or null: the call as is, bounded by the client alone) with
+ * One Firestore call, given up at `ms` — or sooner, at the end of the request budget it runs in (budgeted)
+ * — (unset or null, outside a budget: the call as is, bounded by the client alone) with
  * `toError`'s error for "`what`: no answer from Firestore within `ms` ms" — each store passes its own error
  * class. The call runs on, unheard. `signal` is aborted when the deadline fires: a transaction body checks
  * it at its top and again after its last read, before it stages a write (throwIfGivenUp) — the client
@@ -36,9 +38,13 @@ export function boundFirestoreCall<T>(
   toError: (message: string) => Error,
 ): Promise<T> {
   const givenUp = new AbortController();
-  if (ms === undefined || ms === null) return call(givenUp.signal);
-  return withDeadline(call(givenUp.signal), ms, () => {
-    const err = toError(`${what}: no answer from Firestore within ${ms} ms`);
+  const bound = budgeted(ms);
+  if (bound === null) return call(givenUp.signal);
+  // Nothing left of the request's budget: the call is not sent (a transaction not begun writes nothing).
+  if (bound <= 0) return Promise.reject(toError(`${what}: not sent, the request's time budget is spent`));
+  const of = ms === undefined || ms === null || bound < ms ? " (what was left of the request's budget)" : '';
+  return withDeadline(call(givenUp.signal), bound, () => {
+    const err = toError(`${what}: no answer from Firestore within ${Math.ceil(bound)} ms${of}`);
     givenUp.abort(err);
     return err;
   });
@@ -68,4 +74,40 @@ export function withDeadlineAt<T>(
 ): Promise<T> {
   const ms = Math.max(0, endMs - clock.now().getTime());
   return withDeadline(work, ms, () => timeout(ms));
+}
+
+/** A request's end on a monotonic clock (performance.now by default: immune to wall-clock steps). */
+interface RequestBudget {
+  endsAt: number;
+  now: () => number;
+}
+
+const requestBudget = new AsyncLocalStorage<RequestBudget>();
+
+/**
+ * `work` run with a budget of `ms` from now: every bound taken inside it — its async continuations
+ * included — through budgeted() (each Firestore call of boundFirestoreCall, and the calls that ask for it)
+ * ends by then. Per-call bounds alone let calls made in a row add up past a caller's own timeout. A budget
+ * inside another never ends after the outer one.
+ */
+export function withRequestBudget<T>(
+  ms: number,
+  work: () => T,
+  now: () => number = () => performance.now(),
+): T {
+  const outer = requestBudget.getStore();
+  const endsAt = Math.min(now() + ms, outer ? outer.endsAt : Number.POSITIVE_INFINITY);
+  return requestBudget.run({ endsAt, now }, work);
+}
+
+/**
+ * A call's bound `ms` (unset or null: none of its own) cut to what is left of the request budget the caller
+ * runs in (withRequestBudget), 0 once it is spent; outside a budget `ms` as given (null when unset).
+ */
+export function budgeted(ms: number | undefined | null): number | null {
+  const own = ms ?? null;
+  const budget = requestBudget.getStore();
+  if (!budget) return own;
+  const left = Math.max(0, budget.endsAt - budget.now());
+  return own === null ? left : Math.min(own, left);
 }

@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../ports/clock.js';
-import { boundFirestoreCall, throwIfGivenUp, withDeadlineAt } from './deadline.js';
+import {
+  boundFirestoreCall,
+  budgeted,
+  throwIfGivenUp,
+  withDeadlineAt,
+  withRequestBudget,
+} from './deadline.js';
 
 describe('withDeadlineAt (a bound on a call, to an absolute end)', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -93,5 +99,69 @@ describe('boundFirestoreCall (one Firestore call, given up at its deadline)', ()
         () => new Error('late'),
       ),
     ).resolves.toBe('ok');
+  });
+});
+
+describe("a request budget (withRequestBudget → budgeted): calls in a row end by the request's end", () => {
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+  afterEach(() => vi.useRealTimers());
+
+  it('outside a budget a bound is as given; inside, cut to what is left — across awaits — and 0 once spent', async () => {
+    expect(budgeted(3_000)).toBe(3_000);
+    expect(budgeted(undefined)).toBeNull();
+    expect(budgeted(null)).toBeNull();
+    const seen: (number | null)[] = [];
+    const done = withRequestBudget(8_000, async () => {
+      seen.push(budgeted(3_000), budgeted(null));
+      await new Promise((r) => setTimeout(r, 6_000));
+      seen.push(budgeted(3_000), budgeted(undefined));
+      await new Promise((r) => setTimeout(r, 3_000));
+      seen.push(budgeted(3_000));
+    });
+    await vi.advanceTimersByTimeAsync(9_000);
+    await done;
+    expect(seen).toEqual([3_000, 8_000, 2_000, 2_000, 0]);
+  });
+
+  it('a budget inside another never ends after the outer one', () => {
+    withRequestBudget(1_000, () => {
+      expect(withRequestBudget(5_000, () => budgeted(null))).toBe(1_000);
+      expect(withRequestBudget(200, () => budgeted(null))).toBe(200);
+    });
+  });
+
+  it('boundFirestoreCall inside a budget gives the call up at what is left, and says so', async () => {
+    let signal!: AbortSignal;
+    const call = withRequestBudget(500, () =>
+      boundFirestoreCall(
+        3_000,
+        'read x',
+        (s) => {
+          signal = s;
+          return new Promise<never>(() => {});
+        },
+        (message) => new Error(message),
+      ),
+    );
+    const rejected = expect(call).rejects.toThrow(
+      "read x: no answer from Firestore within 500 ms (what was left of the request's budget)",
+    );
+    await vi.advanceTimersByTimeAsync(499);
+    expect(signal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await rejected;
+    expect(signal.aborted).toBe(true);
+  });
+
+  it('with the budget spent a call is not made at all (a transaction not begun writes nothing)', async () => {
+    const made = vi.fn(async () => 'written');
+    const call = withRequestBudget(1_000, async () => {
+      await new Promise((r) => setTimeout(r, 1_000));
+      return boundFirestoreCall(3_000, 'write x', made, (message) => new Error(message));
+    });
+    const rejected = expect(call).rejects.toThrow("write x: not sent, the request's time budget is spent");
+    await vi.advanceTimersByTimeAsync(1_000);
+    await rejected;
+    expect(made).not.toHaveBeenCalled();
   });
 });

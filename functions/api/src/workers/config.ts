@@ -31,11 +31,21 @@ export const WORKER_PUBLISH_DEADLINE_MS = 2_000;
  * with it as its own deadline, unretried, so a call given up does not run on.
  *
  * With Pub/Sub alone stalling, registration answers within this (3 s) + the pass request (2 s) = 5 s plus
- * the Firestore round trips. These are per-call bounds, not a per-request budget (none yet): with Firestore
- * also slow on every call (up to 3 s each, WORKER_STORE_CALL_DEADLINE_MS) registration can take past the
- * gateway's 10 s, which then retries.
+ * the Firestore round trips. These are per-call bounds; the whole call is held within
+ * WORKER_REQUEST_BUDGET_MS (below), which cuts each to what is left.
  */
 export const WORKER_SUBSCRIPTION_DEADLINE_MS = 3_000;
+
+/**
+ * The most one worker call (every route under /v1/workers) may spend on its store and Pub/Sub calls. The
+ * bounds above and WORKER_STORE_CALL_DEADLINE_MS are per call, and a call makes several in a row —
+ * registration: the subscription ensure (3 s), the worker read and write and the ownership epoch (3 s
+ * each), the pass request (2 s) — so a Firestore slow on every call, each just inside its bound, took it
+ * past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS), which gave up, retried and met the same. Inside
+ * this budget each call is bounded by min(its own bound, what is left), and one with nothing left is not
+ * made: 503 unavailable + Retry-After (routes.ts). 8 s leaves the answer 2 s to reach the gateway.
+ */
+export const WORKER_REQUEST_BUDGET_MS = 8_000;
 
 export interface WorkerToken {
   workerId: string;

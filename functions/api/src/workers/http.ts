@@ -2,6 +2,7 @@
 // endpoint, a per-worker rate limit, and JSON validation with the API's issue format.
 import type { Hook } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
+import { withRequestBudget } from '../../../../shared/src/adapters/deadline.js';
 import { bearerToken } from '../auth/authenticator.js';
 import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { bodyLimit } from '../middleware/body-limit.js';
@@ -40,6 +41,14 @@ export const requireWorker = (auth: WorkerAuthenticator) =>
       },
     );
   });
+
+/**
+ * The rest of the request run in a budget of `ms` (config.ts WORKER_REQUEST_BUDGET_MS): each store and
+ * Pub/Sub call made in it is bounded by what is left (shared/src/adapters/deadline.ts budgeted), so calls in
+ * a row cannot add up past it; one with nothing left answers as a call given up does (503 unavailable).
+ */
+export const requestBudget = (ms: number) =>
+  createMiddleware<WorkerEnv>((_c, next) => withRequestBudget(ms, () => next()));
 
 export const limitBytes = (maxSize: number) =>
   bodyLimit(

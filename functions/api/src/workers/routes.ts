@@ -10,8 +10,17 @@ import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import type { WorkerAuthenticator } from './auth.js';
+import { WORKER_REQUEST_BUDGET_MS } from './config.js';
 import { WorkerApiError, workerErrors } from './errors.js';
-import { json, limitBytes, rateLimit, requireWorker, type WorkerEnv, workerHook } from './http.js';
+import {
+  json,
+  limitBytes,
+  rateLimit,
+  requestBudget,
+  requireWorker,
+  type WorkerEnv,
+  workerHook,
+} from './http.js';
 import { type RateLimiter, WORKER_RATES } from './rate-limit.js';
 import { reportOutcomes, reportRuntime } from './report-service.js';
 import { authorise, type WorkerServiceDeps } from './service-deps.js';
@@ -30,6 +39,8 @@ export interface WorkerRoutesDeps extends WorkerServiceDeps {
   names: SnapshotNames;
   auth: WorkerAuthenticator;
   limiter: RateLimiter;
+  /** Replaces WORKER_REQUEST_BUDGET_MS (tests). */
+  requestBudgetMs?: number;
 }
 
 const KIB = 1024;
@@ -60,6 +71,8 @@ function workerIdOf(c: Context<WorkerEnv>): string {
 export function workerRoutes(deps: WorkerRoutesDeps) {
   const app = new OpenAPIHono<WorkerEnv>({ defaultHook: workerHook(NOT_A_WORKER_ID) });
   app.onError(workerErrors(deps.log));
+  // First, so the budget counts from the request's start, as the gateway's own timeout does.
+  app.use('*', requestBudget(deps.requestBudgetMs ?? WORKER_REQUEST_BUDGET_MS));
   app.use('*', requireWorker(deps.auth));
 
   /** The path's worker id checked and its bucket taken, before the body is judged (so in front of the

@@ -34,12 +34,13 @@ import { SnapshotNames } from './snapshot-names.js';
  * Firestore that took a call and never answered held the handler for the client's 300 s per attempt while
  * the gateway gave up at its 10 s (GATEWAY_CONTROL_TIMEOUT_MS) and retried, each retry holding another
  * call (Cloud Run's concurrency of 80 filling up). A stall of one dependency answers 503 within its bound:
- * a Firestore call at 3 s (+ the subscription ensure's 3 s before it, when Pub/Sub stalls too). The bounds
- * are per call, not per request: registration makes its calls in a row (the subscription ensure 3 s, the
- * worker read and write and the ownership epoch 3 s each, the pass request 2 s), so a Firestore slow on
- * every call (each just inside 3 s) can still take past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS),
- * which then retries; there is no per-request budget yet. A write given up is an unknown outcome: the
- * stores say how a retry meets one that lands later (shared/src/adapters/firestore/worker-deadline.ts).
+ * a Firestore call at 3 s (+ the subscription ensure's 3 s before it, when Pub/Sub stalls too). This bound
+ * is per call; a worker call makes several in a row (registration: the subscription ensure 3 s, the worker
+ * read and write and the ownership epoch 3 s each, the pass request 2 s), so each is also cut to what is
+ * left of the request's budget, WORKER_REQUEST_BUDGET_MS (8 s, config.ts): a Firestore slow on every call
+ * (each just inside 3 s) answers 503 by then, inside the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS). A
+ * write given up is an unknown outcome: the stores say how a retry meets one that lands later
+ * (shared/src/adapters/firestore/worker-deadline.ts).
  */
 export const WORKER_STORE_CALL_DEADLINE_MS = 3_000;
 
@@ -63,6 +64,8 @@ export interface BuildWorkersApiOptions {
   certsUrl?: string;
   /** Replaces the stores' Firestore deadlines (tests); otherwise the two above. */
   storeDeadlines?: WorkerStoreDeadlines;
+  /** Replaces the worker calls' budget (tests); otherwise WORKER_REQUEST_BUDGET_MS. */
+  requestBudgetMs?: number;
 }
 
 export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
@@ -87,7 +90,8 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     pool: new FirestoreGatewayPoolReader(firestore, deadlines),
     routing: new FirestoreRoutingStore(firestore, deadlines),
     reclaims: new FirestoreReclaimStore(firestore, { log: o.log, ...deadlines }),
-    // Both bounded well inside the gateway's 10 s control timeout (workers/config.ts: the worst case).
+    // Both bounded well inside the gateway's 10 s control timeout, and cut to the request's budget
+    // (workers/config.ts: the worst case).
     subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, undefined, {
       deadlineMs: WORKER_SUBSCRIPTION_DEADLINE_MS,
     }),
@@ -106,5 +110,6 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     log: o.log,
     settings: config.settings,
     newSessionId: randomUUID,
+    ...(o.requestBudgetMs === undefined ? {} : { requestBudgetMs: o.requestBudgetMs }),
   };
 }

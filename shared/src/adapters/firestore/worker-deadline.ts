@@ -2,7 +2,8 @@
 // each Firestore call when given a deadline — the API gives one (functions/api/src/workers/wiring.ts): a
 // Firestore that takes a call and never answers held a gateway's register, ACK or snapshot fetch (and the
 // admin routes the CLI calls) for the client's 300 s per attempt, where a 503 unavailable + Retry-After
-// serves a retry. The functions give none: their runs have a timeout of their own.
+// serves a retry. The functions give none: their runs have a timeout of their own. Inside a worker call the
+// bound is also cut to what is left of the call's budget (boundFirestoreCall → budgeted, deadline.ts).
 //
 // A call given up runs on, unheard: a write given up is an unknown outcome (it may still land), so it is
 // WorkerStoreError('unavailable'), never 'conflict' — each store's write says how a retry meets a late

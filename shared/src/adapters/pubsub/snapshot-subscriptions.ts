@@ -8,7 +8,7 @@
 import type { CallOptions, PubSub } from '@google-cloud/pubsub';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
 import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
-import { withDeadline } from '../deadline.js';
+import { budgeted, withDeadline } from '../deadline.js';
 import { WORKER_SUBSCRIPTION_EXPIRY_SECONDS, workerSubscriptionName } from './worker-subscription.js';
 
 const ALREADY_EXISTS = 6;
@@ -30,7 +30,8 @@ export interface SubscriptionsOptions {
   /**
    * The most one ensure (both its admin calls together) waits before it is answered `unavailable`; null
    * (the default): as long as the client library takes (60 s a call, UNAVAILABLE retried up to 10 min).
-   * Each admin call is also sent with it as its own deadline, unretried, so the call itself ends.
+   * Each admin call is also sent with it as its own deadline, unretried, so the call itself ends. Inside a
+   * request budget (withRequestBudget) the bound is cut to what is left of it.
    */
   deadlineMs?: number | null;
 }
@@ -52,7 +53,11 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
 
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
-    const ms = this.options.deadlineMs ?? null;
+    // Cut to what is left of the request's budget (registration's, routes.ts), when it runs in one.
+    const left = budgeted(this.options.deadlineMs);
+    if (left !== null && left <= 0)
+      throw new SubscriptionError('unavailable', `${name}: not asked, the request's time budget is spent`);
+    const ms = left === null ? null : Math.ceil(left);
     // Each admin call is also given the bound itself, unretried (gax's own deadline ends the call): without
     // it every registration retried through a stall left a create running in the library's retries for up
     // to 10 min. withDeadline still bounds the two together; a late answer or failure is dropped there (a

@@ -3,6 +3,7 @@
 // in the library's retries for up to 10 min.
 import type { PubSub } from '@google-cloud/pubsub';
 import { describe, expect, it, vi } from 'vitest';
+import { withRequestBudget } from '../deadline.js';
 import { PubSubWorkerSubscriptions, workerFilter } from './snapshot-subscriptions.js';
 
 function fake(create: 'made' | 'exists') {
@@ -65,6 +66,32 @@ describe('PubSubWorkerSubscriptions call options', () => {
       await new Promise((r) => setImmediate(r));
       process.off('unhandledRejection', onUnhandled);
       expect(unhandled).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("inside a request budget: the bound (and each call's own timeout) is what is left; spent, nothing is asked", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const { pubsub, calls } = fake('exists');
+      const subs = new PubSubWorkerSubscriptions(pubsub, 'p', 'gateway-snapshots', { deadlineMs: 3_000 });
+      await withRequestBudget(1_200, () => subs.ensure('gw-1'));
+      expect(calls.create).toMatchObject({ gaxOpts: { timeout: 1_200, retry: null } });
+      expect(calls.metadata).toEqual({ timeout: 1_200, retry: null });
+
+      const spent = fake('made');
+      const late = new PubSubWorkerSubscriptions(spent.pubsub, 'p', 'gateway-snapshots', {
+        deadlineMs: 3_000,
+      });
+      const ensured = withRequestBudget(1_000, async () => {
+        await new Promise((r) => setTimeout(r, 1_000));
+        return late.ensure('gw-1');
+      });
+      const outcome = expect(ensured).rejects.toMatchObject({ kind: 'unavailable' });
+      await vi.advanceTimersByTimeAsync(1_000);
+      await outcome;
+      expect(spent.calls.create).toBeUndefined();
     } finally {
       vi.useRealTimers();
     }

@@ -1,0 +1,100 @@
+// A gateway's registration against a Firestore slow on every call (the emulator, each document read and
+// write held up just inside the stores' per-call bound): the per-call bounds alone let the calls made in a
+// row — the worker read and write, the ownership epoch — add up past the gateway's own timeout
+// (GATEWAY_CONTROL_TIMEOUT_MS), which gave up and retried into the same. The worker call's budget
+// (WORKER_REQUEST_BUDGET_MS; smaller here, as the call bound is) cuts each call to what is left of it: the
+// documented 503 unavailable + Retry-After by the budget's end. A fast Firestore then registers the worker.
+
+import { Firestore } from '@google-cloud/firestore';
+import { PubSub } from '@google-cloud/pubsub';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { anyOf } from '../../functions/api/src/auth/authenticator.js';
+import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
+import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
+import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import {
+  GATEWAY_SNAPSHOTS_TOPIC,
+  SNAPSHOT_REQUESTS_TOPIC,
+} from '../../shared/src/messages/worker-snapshot-request.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
+import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
+import { type Slow, slowedFirestore } from '../support/slowed-firestore.js';
+import { timedCall } from '../support/timed-call.js';
+import { ADMIN_TOKEN, FAST_SETTINGS, workerToken } from '../support/worker-client.js';
+
+const projectId = testProjectId('demo-wrb');
+const db = new Firestore({ projectId });
+const pubsub = new PubSub({ projectId });
+
+/** The bounds the test injects (the API's own: 3 s a call, 8 s a request). */
+const CALL_MS = 1_000;
+const BUDGET_MS = 1_500;
+/** Every Firestore call answers inside CALL_MS (with the emulator's own time): three in a row are past BUDGET_MS. */
+const SLOW_MS = 600;
+
+const slow: Slow = { ms: SLOW_MS, calls: 0 };
+let api: ApiServer;
+const log = memoryLogger();
+
+beforeAll(async () => {
+  // The client's connection made first: the first call's setup would count against its bound.
+  await db.collection('warm-up').doc('x').get();
+  for (const topic of [GATEWAY_SNAPSHOTS_TOPIC, SNAPSHOT_REQUESTS_TOPIC]) await pubsub.createTopic(topic);
+  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: ADMIN_TOKEN }])]);
+  const firestore = slowedFirestore(db, slow);
+  api = await startApiServer({
+    deps: {
+      version: 'test',
+      store: new FirestoreProxyStore(firestore),
+      publisher: new RecordingReconcilePublisher(),
+      clock: systemClock,
+      auth,
+      log,
+      workers: buildWorkersApi({
+        firestore,
+        pubsub,
+        projectId,
+        config: loadWorkersApiConfig({ ...FAST_SETTINGS, WORKER_TOKENS: `gw-1:${workerToken('gw-1')}` }),
+        adminAuth: auth,
+        clock: systemClock,
+        log,
+        storeDeadlines: { callDeadlineMs: CALL_MS },
+        requestBudgetMs: BUDGET_MS,
+      }),
+    },
+  });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await releaseProject(projectId);
+  await Promise.all([db.terminate(), pubsub.close()]);
+});
+
+const register = () =>
+  timedCall(`${api.url}/v1/workers/register`, 'POST', {
+    token: workerToken('gw-1'),
+    body: { workerId: 'gw-1', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 },
+    timeoutMs: 10_000,
+  });
+
+it('registration on a Firestore slow on every call: 503 unavailable with Retry-After at the budget', async () => {
+  const res = await register();
+  expect(res).toMatchObject({ status: 503, retryAfter: '1', body: { error: 'unavailable' } });
+  // Given up on the budget, not on a call's own bound.
+  expect(JSON.stringify(log.lines)).toMatch(/the request's (time )?budget/);
+  expect(res.ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
+  expect(res.ms).toBeLessThan(BUDGET_MS + 500);
+  // The worker read answered in time; the write or the epoch after it was cut to what was left.
+  expect(slow.calls).toBeGreaterThanOrEqual(2);
+
+  // Firestore fast again: the retry registers (resumes the session the given-up call wrote, or opens one).
+  slow.ms = 0;
+  const again = await register();
+  expect(again.status).toBe(200);
+  expect(again.body).toMatchObject({ sessionId: expect.any(String) });
+});
