@@ -86,6 +86,7 @@ const takingWorker = (credentials: CredentialCache, pause: Pause) =>
     credentials,
     log: jsonLogger('error', () => {}),
     now: () => Date.now(),
+    monotonicNow: () => performance.now(),
     maxStaleAgeMs: Number.POSITIVE_INFINITY,
     workerId: 'gw-bench',
     stickyTableSize: 10,

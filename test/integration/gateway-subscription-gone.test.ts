@@ -91,6 +91,7 @@ describe('the snapshot subscription deleted under a running gateway', () => {
       credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
       log,
       now: () => Date.now(),
+      monotonicNow: () => performance.now(),
       maxStaleAgeMs: Number.POSITIVE_INFINITY,
       workerId: WORKER,
       stickyTableSize: 10,
@@ -105,6 +106,7 @@ describe('the snapshot subscription deleted under a running gateway', () => {
       workerId: WORKER,
       instanceId: 'instance-1',
       zone: 'local',
+      monotonicNow: () => performance.now(),
       settings: {
         backoff: { initialMs: 200, maxMs: 1_000 },
         startWaitMs: 20_000,

@@ -76,6 +76,7 @@ beforeAll(async () => {
     credentials: new CredentialCache(creds, 60_000, Date.now),
     log,
     now: Date.now,
+    monotonicNow: () => performance.now(),
     maxStaleAgeMs: Number.POSITIVE_INFINITY,
     workerId: 'w1',
     stickyTableSize: 100,

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { type FetchDeps, fetchThrough } from './fetch-through.js';
 import { jsonLogger } from './logger.js';
@@ -94,7 +95,8 @@ describe('/v1/fetch redial', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, Date.now),
       log: jsonLogger('error', () => {}),
-      ...clock,
+      ...gatewayClocks(clock.now),
+      maxStaleAgeMs: clock.maxStaleAgeMs,
       workerId: 'w1',
       stickyTableSize: 10,
       outcomeQueueSize: 10,

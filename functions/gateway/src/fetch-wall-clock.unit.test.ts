@@ -57,7 +57,9 @@ async function deps(stepMs: number): Promise<FetchDeps> {
   const worker = new GatewayWorker({
     credentials: new CredentialCache(creds, 60_000, () => Date.now()),
     log: jsonLogger('error', () => {}),
+    // The wall clock is the one the test steps (Date.now); the monotonic one runs on, as in production.
     now: () => Date.now(),
+    monotonicNow: () => performance.now(),
     maxStaleAgeMs: Number.POSITIVE_INFINITY,
     workerId: 'w1',
     stickyTableSize: 10,

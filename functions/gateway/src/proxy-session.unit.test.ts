@@ -10,6 +10,7 @@ import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { tallyOutcomes } from '../../../shared/src/domain/workers/outcomes.js';
 import { passiveSignals } from '../../../shared/src/domain/workers/passive.js';
 import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
 import { ClientAuth } from './client-auth.js';
 import { loadGatewayConfig } from './config.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
@@ -200,7 +201,7 @@ describe('ProxySession redialling while the worker shuts down', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, Date.now),
       log: jsonLogger('error', () => {}),
-      now: () => now,
+      ...gatewayClocks(() => now),
       maxStaleAgeMs: 1_000,
       stickyTableSize: 10,
       outcomeQueueSize: 10,

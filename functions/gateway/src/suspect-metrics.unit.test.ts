@@ -11,6 +11,7 @@ import {
   type GatewaySnapshotContent,
   sha256Hex,
 } from '../../../shared/src/messages/gateway-snapshot.js';
+import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
 import { loadGatewayConfig } from './config.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { startGateway } from './gateway.js';
@@ -130,7 +131,7 @@ describe('the SUSPECT metrics', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, () => t),
       log: jsonLogger('error', () => {}),
-      now: () => t,
+      ...gatewayClocks(() => t),
       maxStaleAgeMs: 30_000,
       workerId: 'w1',
       stickyTableSize: 10,
@@ -165,7 +166,7 @@ describe('the SUSPECT metrics', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => t),
       log: jsonLogger('error', () => {}),
-      now: () => t,
+      ...gatewayClocks(() => t),
       maxStaleAgeMs: 30_000,
       workerId: 'w1',
       stickyTableSize: 10,

@@ -82,10 +82,13 @@ export interface WorkerOptions {
   /** The wall clock: a snapshot's validUntil is a wall-clock instant. */
   now: () => number;
   /**
-   * A monotonic clock (any origin) for the stale age and for validUntil as it stood at the swap, so a
-   * wall-clock step neither stretches nor cuts them (staleness.ts). Defaults to `now` (tests).
+   * A monotonic clock (any origin; production: performance.now) for the stale age, for validUntil and each
+   * expiresAt as they stood at the take, and for the drain bound, so a wall-clock step neither stretches
+   * nor cuts them (staleness.ts, drain-bound.ts). Required: defaulted to `now`, a construction that left it
+   * out compiled and ran every one of them on the wall clock, and one stepped back an hour held a snapshot
+   * fresh for that hour. Tests with one fake clock pass it as both (test/support/gateway-clocks.ts).
    */
-  monotonicNow?: () => number;
+  monotonicNow: () => number;
   /** Number.POSITIVE_INFINITY: never stale by age (standalone, static file). */
   maxStaleAgeMs: number;
   /**
@@ -346,7 +349,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   private clocks(): StalenessClock {
     const wallMs = this.opts.now();
-    return { wallMs, monoMs: this.opts.monotonicNow?.() ?? wallMs };
+    return { wallMs, monoMs: this.opts.monotonicNow() };
   }
 
   /** `revokedBefore`: the revoked set as it stood when this take began. */

@@ -7,6 +7,7 @@ import {
   type GatewaySnapshotContent,
   sha256Hex,
 } from '../../../shared/src/messages/gateway-snapshot.js';
+import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { jsonLogger } from './logger.js';
 import type { PlainHttpSetting } from './plain-http.js';
@@ -39,7 +40,7 @@ const content = (version: number, proxies: GatewayProxy[], epoch = 1): GatewaySn
 const noSticky = { stickyValue: () => undefined, stickyOwner: () => '' };
 
 /** A worker on two clocks the test moves apart: the wall clock and a monotonic one. */
-function clockedWorker(wall: () => number, mono: () => number): GatewayWorker {
+function clockedWorker(wall: () => number, mono: () => number, proxyDrainTimeoutMs = 0): GatewayWorker {
   const creds = new StaticCredentialResolver();
   creds.replace({ up: { username: 'u', password: 'p' } });
   return new GatewayWorker({
@@ -48,6 +49,7 @@ function clockedWorker(wall: () => number, mono: () => number): GatewayWorker {
     now: wall,
     monotonicNow: mono,
     maxStaleAgeMs: 30_000,
+    proxyDrainTimeoutMs,
     workerId: 'w1',
     stickyTableSize: 10,
     outcomeQueueSize: 10,
@@ -62,7 +64,7 @@ function newWorker(queue = 10, plainHttp?: PlainHttpSetting) {
   const worker = new GatewayWorker({
     credentials: new CredentialCache(creds, 60_000, () => now),
     log: jsonLogger('error', () => {}),
-    now: () => now,
+    ...gatewayClocks(() => now),
     maxStaleAgeMs: 30_000,
     workerId: 'w1',
     stickyTableSize: 10,
@@ -298,7 +300,7 @@ describe('GatewayWorker', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, () => clock.now),
       log: jsonLogger('info', (l) => lines.push(l)),
-      now: () => clock.now,
+      ...gatewayClocks(() => clock.now),
       maxStaleAgeMs: 30_000,
       ...(proxyDrainTimeoutMs === undefined ? {} : { proxyDrainTimeoutMs }),
       workerId: 'w1',
@@ -584,7 +586,7 @@ describe('GatewayWorker', () => {
     const worker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, () => clock.now),
       log: jsonLogger('info', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
-      now: () => clock.now,
+      ...gatewayClocks(() => clock.now),
       maxStaleAgeMs: 30_000,
       workerId: 'w1',
       stickyTableSize: 10,
@@ -679,6 +681,44 @@ describe('GatewayWorker', () => {
     worker.setMaxStaleAge(Number.POSITIVE_INFINITY);
     mono += 600_000;
     wall += 600_000 - 3_600_000;
+    worker.tick();
+    expect(worker.phase()).toBe('stale');
+  });
+
+  it("a wall clock stepped back neither holds off a drain's cut nor the stale age after it (monotonic clock)", async () => {
+    let wall = T0;
+    let mono = 5_000;
+    const worker = clockedWorker(
+      () => wall,
+      () => mono,
+      60_000,
+    );
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const picked = worker.pick('example.com', wall, noSticky);
+    if (picked.kind !== 'ok') throw new Error('no pick');
+    picked.upstream.live.active++;
+    // Renewed within the stale age (a snapshot every 20 s), each leaving `a` out: drained from the first on.
+    const renew = async (version: number) => {
+      const at = { generatedAt: iso(wall), validUntil: iso(wall + 600_000) };
+      await worker.applySnapshot(buildSnapshot({ ...content(version, [proxy('b')]), ...at }, sha256Hex));
+    };
+    await renew(2);
+    mono += 20_000;
+    wall += 20_000 - 3_600_000; // NTP steps the wall clock back an hour meanwhile
+    await renew(3);
+    mono += 20_000;
+    wall += 20_000;
+    await renew(4);
+    worker.tick();
+    expect(picked.upstream.live.cut).toBe(false);
+    mono += 20_000;
+    wall += 20_000;
+    worker.tick();
+    // 60 s into the drain on the monotonic clock: cut, though the wall clock reads an hour before it began.
+    expect(picked.upstream.live.cut).toBe(true);
+    expect(worker.phase()).toBe('fresh');
+    mono += 10_001; // 30 s since the last snapshot taken
+    wall += 10_001;
     worker.tick();
     expect(worker.phase()).toBe('stale');
   });
@@ -821,7 +861,7 @@ describe('GatewayWorker: taking a snapshot in slices', () => {
     const worker: GatewayWorker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, () => T0),
       log: jsonLogger('error', () => {}),
-      now: () => T0,
+      ...gatewayClocks(() => T0),
       maxStaleAgeMs: 30_000,
       workerId: 'w1',
       stickyTableSize: 10,

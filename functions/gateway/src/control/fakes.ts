@@ -8,6 +8,7 @@ import {
   sha256Hex,
 } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { type RegisterResponseBody, WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
+import { gatewayClocks } from '../../../../test/support/gateway-clocks.js';
 import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
 import type { Logger } from '../logger.js';
 import { GatewayWorker } from '../worker.js';
@@ -29,9 +30,10 @@ export const refusal = (status: number, code?: string, retryAfterMs?: number): R
 
 export const T0 = Date.UTC(2026, 0, 1);
 
-/** A worker for the session's tests: static credentials, no staleness limit, Date.now (the fake clock's);
- *  between two slices of a snapshot a microtask, which the fake clock's flush runs (a setImmediate it would not). */
-/** A session of worker WORKER (instance-1, zone local, no jitter, a microtask between snapshot slices). */
+/**
+ * A session of worker WORKER (instance-1, zone local, no jitter, a microtask between snapshot slices), on
+ * the fake timers' Date.now for both its clocks unless the test passes its own.
+ */
 export function testSession(
   deps: Pick<SessionDeps, 'client' | 'feed' | 'log'> & Partial<SessionDeps>,
 ): ControllerSession {
@@ -39,17 +41,23 @@ export function testSession(
     workerId: WORKER,
     instanceId: 'instance-1',
     zone: 'local',
+    ...gatewayClocks(() => Date.now()),
     random: () => 0,
     pause: () => Promise.resolve(),
     ...deps,
   });
 }
 
+/**
+ * A worker for the session's tests: static credentials, no staleness limit, Date.now (the fake clock's) for
+ * both its clocks; between two slices of a snapshot a microtask, which the fake clock's flush runs (a
+ * setImmediate it would not).
+ */
 export function testWorker(log: Logger): GatewayWorker {
   return new GatewayWorker({
     credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
     log,
-    now: () => Date.now(),
+    ...gatewayClocks(() => Date.now()),
     maxStaleAgeMs: Number.POSITIVE_INFINITY,
     workerId: WORKER,
     stickyTableSize: 10,

@@ -185,7 +185,7 @@ export class ReportLoop {
   ) {
     this.intervalMs = settings.reportIntervalMs;
     this.now = deps.now ?? Date.now;
-    this.mono = deps.monotonicNow ?? this.now;
+    this.mono = deps.monotonicNow;
     this.round = new KickLoop(
       () => this.runRound(),
       (err) => deps.log.error('report round failed', { error: String(err) }),

@@ -76,9 +76,10 @@ export interface SessionDeps {
   /**
    * A monotonic clock (any origin) for every wait between calls (fetch spacing, Retry-After, log
    * quieting, how long a session lived), so a wall-clock step neither stretches nor skips them.
-   * Defaults to `now` (the unit tests' fake clock); production passes performance.now.
+   * Production passes performance.now. Required: defaulted to `now`, a construction that left it out
+   * compiled and timed every backoff on the wall clock, which a step back an hour held for that hour.
    */
-  monotonicNow?: () => number;
+  monotonicNow: () => number;
   /** A failure no retry can fix (the controller refuses our protocol): the process should exit. */
   onFatal?: (err: SessionFatalError) => void;
   /** Between two slices of decoding a pulled message (../slices.ts): default, a turn of the event loop. */

@@ -94,7 +94,7 @@ export class ControllerSession {
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.now = deps.monotonicNow ?? deps.now ?? Date.now;
+    this.now = deps.monotonicNow;
     const onError = (what: string) => (err: unknown) =>
       deps.log.error(`control session: ${what} failed`, { error: String(err) });
     const { settings, random } = this;
