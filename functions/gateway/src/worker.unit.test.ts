@@ -704,20 +704,20 @@ describe('GatewayWorker', () => {
     };
     await renew(2);
     mono += 20_000;
-    wall += 20_000 - 3_600_000; // NTP steps the wall clock back an hour meanwhile
+    wall += 20_000;
     await renew(3);
     mono += 20_000;
     wall += 20_000;
-    await renew(4);
+    await renew(4); // the last snapshot taken, before the step: its stale age spans the step
     worker.tick();
     expect(picked.upstream.live.cut).toBe(false);
     mono += 20_000;
-    wall += 20_000;
+    wall += 20_000 - 3_600_000; // NTP steps the wall clock back an hour meanwhile
     worker.tick();
     // 60 s into the drain on the monotonic clock: cut, though the wall clock reads an hour before it began.
     expect(picked.upstream.live.cut).toBe(true);
     expect(worker.phase()).toBe('fresh');
-    mono += 10_001; // 30 s since the last snapshot taken
+    mono += 10_001; // 30 s since the last snapshot taken on the monotonic clock; on the wall clock, -59 min
     wall += 10_001;
     worker.tick();
     expect(worker.phase()).toBe('stale');
