@@ -67,19 +67,22 @@ export async function registerWorker(
       superseded: decision.supersededSessionId,
       principal: principal.label,
     });
-    await requestPass(deps, 'register', body.workerId);
-  } else {
-    // A retried registration gets its session back: its first pass request may have been the call that
-    // failed (requestPass only logs), and a worker with no snapshot makes no call that keeps the session.
-    // Asking again is idempotent (one planning pass), and resumes are rare.
-    await requestPass(deps, 'register-resumed', body.workerId);
   }
+  // A retried registration gets its session back and asks again: its first pass request may have been the
+  // call that failed (requestPass only logs), and a worker with no snapshot makes no call that keeps the
+  // session. Asking again is idempotent (one planning pass), and resumes are rare. The request is best
+  // effort and the ownership epoch is needed: made together, so a slow publish is the call cut by the
+  // request's budget — made before the read, it spent the time the read needed, and every retry was 503.
+  const [ownershipEpoch] = await Promise.all([
+    deps.ownership.epoch(),
+    requestPass(deps, decision.kind === 'new' ? 'register' : 'register-resumed', body.workerId),
+  ]);
   const s = deps.settings;
   return {
     protocolVersion: protocol.version,
     sessionId: decision.session.sessionId,
     resumed: decision.kind === 'resumed',
-    ownershipEpoch: await deps.ownership.epoch(),
+    ownershipEpoch,
     maxStaleAgeSeconds: s.maxStaleAgeSeconds,
     snapshotSubscription,
     reportIntervalSeconds: s.reportIntervalSeconds,
