@@ -38,15 +38,16 @@ export function boundFirestoreCall<T>(
   toError: (message: string) => Error,
 ): Promise<T> {
   const givenUp = new AbortController();
-  const bound = budgeted(ms);
-  if (bound === null) return call(givenUp.signal);
-  // Nothing left of the request's budget: the call is not sent (a transaction not begun writes nothing).
-  if (bound <= 0) return Promise.reject(toError(`${what}: not sent, the request's time budget is spent`));
-  const of = ms === undefined || ms === null || bound < ms ? " (what was left of the request's budget)" : '';
-  return withDeadline(call(givenUp.signal), bound, () => {
-    const err = toError(`${what}: no answer from Firestore within ${Math.ceil(bound)} ms${of}`);
-    givenUp.abort(err);
-    return err;
+  return withinBudget(ms, () => call(givenUp.signal), {
+    // A transaction not begun writes nothing.
+    spent: () => toError(`${what}: not sent, the request's time budget is spent`),
+    timeout: (bound) => {
+      const of =
+        ms === undefined || ms === null || bound < ms ? " (what was left of the request's budget)" : '';
+      const err = toError(`${what}: no answer from Firestore within ${Math.ceil(bound)} ms${of}`);
+      givenUp.abort(err);
+      return err;
+    },
   });
 }
 
@@ -110,4 +111,22 @@ export function budgeted(ms: number | undefined | null): number | null {
   if (!budget) return own;
   const left = Math.max(0, budget.endsAt - budget.now());
   return own === null ? left : Math.min(own, left);
+}
+
+/**
+ * One call bounded by `ms` (unset or null: none of its own) cut to what is left of the request budget it
+ * runs in (budgeted) — the one place each budgeted call (boundFirestoreCall, the subscription ensure, the
+ * pass request) decides how long it may wait: with no bound at all, `start(null)` as is; with the budget
+ * spent, it is not started — `spent()`'s error; otherwise `start(bound)`, given up at `bound` with
+ * `timeout(bound)`'s error (the call runs on, unheard, as with withDeadline).
+ */
+export function withinBudget<T>(
+  ms: number | undefined | null,
+  start: (bound: number | null) => Promise<T>,
+  errors: { spent: () => Error; timeout: (bound: number) => Error },
+): Promise<T> {
+  const bound = budgeted(ms);
+  if (bound === null) return start(null);
+  if (bound <= 0) return Promise.reject(errors.spent());
+  return withDeadline(start(bound), bound, () => errors.timeout(bound));
 }

@@ -5,6 +5,7 @@ import {
   budgeted,
   throwIfGivenUp,
   withDeadlineAt,
+  withinBudget,
   withRequestBudget,
 } from './deadline.js';
 
@@ -163,5 +164,60 @@ describe("a request budget (withRequestBudget → budgeted): calls in a row end 
     await vi.advanceTimersByTimeAsync(1_000);
     await rejected;
     expect(made).not.toHaveBeenCalled();
+  });
+});
+
+describe('withinBudget (the one place a budgeted call decides how long it may wait)', () => {
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+  afterEach(() => vi.useRealTimers());
+
+  const errors = { spent: () => new Error('spent'), timeout: (ms: number) => new Error(`late at ${ms}`) };
+  const never = () => new Promise<never>(() => {});
+
+  it('no bound and no budget: started as is, with no bound', async () => {
+    const start = vi.fn(async (_bound: number | null) => 'ok');
+    await expect(withinBudget(null, start, errors)).resolves.toBe('ok');
+    expect(start).toHaveBeenCalledWith(null);
+  });
+
+  it('its own bound, or what is left of the budget when less: started with it and given up at it', async () => {
+    const bounds: (number | null)[] = [];
+    const own = withinBudget(
+      300,
+      (b) => {
+        bounds.push(b);
+        return never();
+      },
+      errors,
+    );
+    const cut = withRequestBudget(200, () =>
+      withinBudget(
+        300,
+        (b) => {
+          bounds.push(b);
+          return never();
+        },
+        errors,
+      ),
+    );
+    const outcomes = Promise.all([
+      expect(own).rejects.toThrow('late at 300'),
+      expect(cut).rejects.toThrow('late at 200'),
+    ]);
+    await vi.advanceTimersByTimeAsync(300);
+    await outcomes;
+    expect(bounds).toEqual([300, 200]);
+  });
+
+  it('with the budget spent: not started', async () => {
+    const start = vi.fn(async () => 'ok');
+    const done = withRequestBudget(100, async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      return withinBudget(3_000, start, errors);
+    });
+    const rejected = expect(done).rejects.toThrow('spent');
+    await vi.advanceTimersByTimeAsync(100);
+    await rejected;
+    expect(start).not.toHaveBeenCalled();
   });
 });

@@ -4,7 +4,7 @@
 import { SNAPSHOT_REQUESTS_TOPIC, SnapshotRequest } from '../../messages/worker-snapshot-request.js';
 import { PublishError } from '../../ports/publish-error.js';
 import type { SnapshotRequester } from '../../ports/workers-snapshots.js';
-import { budgeted, withDeadline } from '../deadline.js';
+import { withinBudget } from '../deadline.js';
 import type { PubSubPublisher } from './publisher.js';
 
 export class PubSubSnapshotRequester implements SnapshotRequester {
@@ -16,26 +16,25 @@ export class PubSubSnapshotRequester implements SnapshotRequester {
    * was spent before it was sent. Callers log either.
    */
   async request(req: SnapshotRequest): Promise<void> {
-    const left = budgeted(null);
-    if (left !== null && left <= 0)
-      throw new PublishError(
-        'unavailable',
-        "requesting a snapshot pass: not sent, the request's time budget is spent",
-      );
-    const sent = this.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, SnapshotRequest, req, {
-      reason: req.reason,
-      ...(req.workerId ? { workerId: req.workerId } : {}),
-    });
-    if (left === null) await sent;
-    else
-      await withDeadline(
-        sent,
-        left,
-        () =>
+    await withinBudget(
+      null,
+      () =>
+        this.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, SnapshotRequest, req, {
+          reason: req.reason,
+          ...(req.workerId ? { workerId: req.workerId } : {}),
+        }),
+      {
+        spent: () =>
+          new PublishError(
+            'unavailable',
+            "requesting a snapshot pass: not sent, the request's time budget is spent",
+          ),
+        timeout: () =>
           new PublishError(
             'unconfirmed',
             "requesting a snapshot pass: not confirmed within the request's budget",
           ),
-      );
+      },
+    );
   }
 }

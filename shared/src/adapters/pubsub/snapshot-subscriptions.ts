@@ -8,7 +8,7 @@
 import type { CallOptions, PubSub } from '@google-cloud/pubsub';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
 import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
-import { budgeted, withDeadline } from '../deadline.js';
+import { withinBudget } from '../deadline.js';
 import { WORKER_SUBSCRIPTION_EXPIRY_SECONDS, workerSubscriptionName } from './worker-subscription.js';
 
 const ALREADY_EXISTS = 6;
@@ -53,21 +53,24 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
 
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
-    // Cut to what is left of the request's budget (registration's, routes.ts), when it runs in one.
-    const left = budgeted(this.options.deadlineMs);
-    if (left !== null && left <= 0)
-      throw new SubscriptionError('unavailable', `${name}: not asked, the request's time budget is spent`);
-    const ms = left === null ? null : Math.ceil(left);
-    // Each admin call is also given the bound itself, unretried (gax's own deadline ends the call): without
-    // it every registration retried through a stall left a create running in the library's retries for up
-    // to 10 min. withDeadline still bounds the two together; a late answer or failure is dropped there (a
-    // late create is found by the next registration's ALREADY_EXISTS).
-    const made = this.make(name, workerId, ms === null ? undefined : { timeout: ms, retry: null });
-    if (ms === null) return made;
-    return withDeadline(
-      made,
-      ms,
-      () => new SubscriptionError('unavailable', `${name}: Pub/Sub did not answer within ${ms} ms`),
+    // Cut to what is left of the request's budget (registration's, routes.ts), when it runs in one; not
+    // asked once it is spent. Each admin call is also given the bound itself, unretried (gax's own deadline
+    // ends the call): without it every registration retried through a stall left a create running in the
+    // library's retries for up to 10 min. withinBudget still bounds the two together; a late answer or
+    // failure is dropped there (a late create is found by the next registration's ALREADY_EXISTS).
+    return withinBudget(
+      this.options.deadlineMs,
+      (bound) =>
+        this.make(name, workerId, bound === null ? undefined : { timeout: Math.ceil(bound), retry: null }),
+      {
+        spent: () =>
+          new SubscriptionError('unavailable', `${name}: not asked, the request's time budget is spent`),
+        timeout: (bound) =>
+          new SubscriptionError(
+            'unavailable',
+            `${name}: Pub/Sub did not answer within ${Math.ceil(bound)} ms`,
+          ),
+      },
     );
   }
 
