@@ -6,10 +6,10 @@
 // when the backoff ends: here another read still unanswered (a count of a /metrics scrape its client gave
 // up on) holds the client's terminate(), which waits for every call in flight. The real entry point, bundled
 // as the local plane runs it, against a scripted Firestore endpoint (test/support) that fails the read of
-// every lease state on cue.
+// every lease state on cue. The API logs at debug so that the refused retry shows (its line is how the test
+// knows the path ran before the process exited, and when to let the counts go).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledEntry } from '../../emulators/launcher/entry-bundle.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
@@ -25,8 +25,13 @@ import {
 } from '../support/scripted-firestore-endpoint.js';
 
 const TOKEN = 'backoff-test-crawler-token-0123';
-/** The Firestore client's first retry backoff at its longest: 1 s, ± 50 % jitter (its backoff.ts). */
-const FIRST_BACKOFF_MAX_MS = 1_500;
+/** What main.ts logs at debug when it drops the terminated client's refusal of a retried read. */
+const DROPPED = 'a Firestore call retried after its client was closed; dropped (shutdown)';
+/**
+ * How long the refused retry may take to show: the client's first backoff is 1 s ± 50 % (its backoff.ts),
+ * and the API itself gives up on its clients 3 s into the close (exit 1), which also ends the wait.
+ */
+const RETRY_SEEN_WITHIN_MS = 5_000;
 
 const children: ChildProcess[] = [];
 const endpoints: ScriptedFirestore[] = [];
@@ -50,7 +55,7 @@ describe('API stopped while a start-up read of Firestore is in its retry backoff
           FIRESTORE_EMULATOR_HOST: firestore.host,
           PORT: String(port),
           HOST: '127.0.0.1',
-          LOG_LEVEL: 'info',
+          LOG_LEVEL: 'debug',
           ADMIN_TOKENS: 'admin:backoff-test-admin-token-0123',
           DISCOVERY_TOKENS: `t:${TOKEN}`,
         },
@@ -95,8 +100,23 @@ describe('API stopped while a start-up read of Firestore is in its retry backoff
       );
       // The read fails (retryable): the client backs off, then retries into the terminated client…
       loadAll.fail(GrpcStatus.UNAVAILABLE, 'the emulator is not up yet');
-      // …while the counts, still in flight, hold the client's terminate() past that backoff.
-      await Promise.race([exited, sleep(FIRST_BACKOFF_MAX_MS + 500)]);
+      // …while the counts, still in flight, hold the client's terminate() past that backoff. Held until the
+      // refusal is seen dropped — or the process is gone (without the fix, the refusal ends it at once) —
+      // and no longer: the API allows its clients 3 s from the close's start, a fixed wait ate into that.
+      const over = () => child.exitCode !== null || child.signalCode !== null;
+      await pollUntil(
+        () => stdout.includes(DROPPED) || over(),
+        Boolean,
+        RETRY_SEEN_WITHIN_MS,
+        'the refused retry to be dropped, or the API to exit',
+        10,
+      );
+      // The path under test ran, in a process still up: a retry whose backoff outlived the process would
+      // prove nothing.
+      expect(
+        stdout.includes(DROPPED),
+        `no "${DROPPED}" before the API exited (${child.exitCode ?? child.signalCode}); stderr: ${stderr}`,
+      ).toBe(true);
       for (const c of firestore.calls)
         if (c.method === 'RunAggregationQuery') c.fail(GrpcStatus.PERMISSION_DENIED);
 

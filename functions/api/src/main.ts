@@ -78,8 +78,10 @@ function onRejectionWhileClosing(reason: unknown): void {
     log.debug('a Firestore call retried after its client was closed; dropped (shutdown)');
     return;
   }
+  // With its stack: whatever this is, nothing else will say where it came from.
   log.error('api: unhandled rejection while closing', {
     error: reason instanceof Error ? reason.message : String(reason),
+    stack: reason instanceof Error ? reason.stack?.slice(0, 4000) : undefined,
   });
   process.exit(1);
 }
