@@ -4,7 +4,7 @@
 // mode plugs in a file source and a local reporter.
 import type { AppliedVersion } from '../../../shared/src/domain/gateway/acceptance.js';
 import type { GatewayDelta, GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
-import type { Outcome } from './outcomes.js';
+import type { TakenOutcome } from './outcomes.js';
 import type { ApplyResult, ProxyRuntimeCount } from './worker.js';
 
 export interface SnapshotSink {
@@ -27,7 +27,8 @@ export interface SnapshotSource {
 export interface RuntimeView {
   /** Sparse: proxies with a non-zero count; [] means every count is zero (seed §2). */
   runtimeCounts(): ProxyRuntimeCount[];
-  takeOutcomes(max: number): Outcome[];
+  /** Oldest first, each with its age at the take on the worker's monotonic clock (its origin is its own). */
+  takeOutcomes(max: number): TakenOutcome[];
   /** `n` outcomes taken were dropped unsent, too old to report (control/reporting.ts): counted. */
   outcomesExpired(n: number): void;
   appliedVersion(): AppliedVersion | null;

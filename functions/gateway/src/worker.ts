@@ -44,7 +44,7 @@ import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { type CompiledSnapshot, compileSnapshotSlices, type UpstreamAuth } from './compile.js';
 import type { CredentialCache } from './credentials.js';
 import type { Logger } from './logger.js';
-import { type Outcome, OutcomeQueue } from './outcomes.js';
+import { type Outcome, OutcomeQueue, type TakenOutcome } from './outcomes.js';
 import type { PlainHttpSetting } from './plain-http.js';
 import type { RuntimeView, SnapshotSink } from './session.js';
 import { type Pause, runSliced } from './slices.js';
@@ -83,10 +83,11 @@ export interface WorkerOptions {
   now: () => number;
   /**
    * A monotonic clock (any origin; production: performance.now) for the stale age, for validUntil and each
-   * expiresAt as they stood at the take, and for the drain bound, so a wall-clock step neither stretches
-   * nor cuts them (staleness.ts, drain-bound.ts). Required: defaulted to `now`, a construction that left it
-   * out compiled and ran every one of them on the wall clock, and one stepped back an hour held a snapshot
-   * fresh for that hour. Tests with one fake clock pass it as both (test/support/gateway-clocks.ts).
+   * expiresAt as they stood at the take, for the drain bound and for each outcome's age, so a wall-clock
+   * step neither stretches nor cuts them (staleness.ts, drain-bound.ts, outcomes.ts). Required: defaulted
+   * to `now`, a construction that left it out compiled and ran every one of them on the wall clock, and one
+   * stepped back an hour held a snapshot fresh for that hour. Tests with one fake clock pass it as both
+   * (test/support/gateway-clocks.ts).
    */
   monotonicNow: () => number;
   /** Number.POSITIVE_INFINITY: never stale by age (standalone, static file). */
@@ -605,8 +606,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return { kind: 'ok', route, upstream, fellBack };
   }
 
-  takeOutcomes(max: number): Outcome[] {
-    return this.outcomes.take(max);
+  /** Each with its age now on the monotonic clock: never from `at`, the wall clock's, which a step moves. */
+  takeOutcomes(max: number): TakenOutcome[] {
+    return this.outcomes.take(max, this.opts.monotonicNow());
   }
 
   outcomesExpired(n: number): void {
@@ -614,8 +616,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     this.opts.onOutcomesExpired?.(n);
   }
 
+  /** Per request (the hot path): queued with the monotonic time, one clock read and no allocation. */
   recordOutcome(o: Outcome): void {
-    if (!this.outcomes.push(o)) this.opts.onOutcomeDropped?.();
+    if (!this.outcomes.push(o, this.opts.monotonicNow())) this.opts.onOutcomeDropped?.();
   }
 
   stickyEntries(): number {

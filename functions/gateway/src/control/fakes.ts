@@ -50,14 +50,17 @@ export function testSession(
 
 /**
  * A worker for the session's tests: static credentials, no staleness limit, Date.now (the fake clock's) for
- * both its clocks; between two slices of a snapshot a microtask, which the fake clock's flush runs (a
- * setImmediate it would not).
+ * both its clocks unless a test passes two apart; between two slices of a snapshot a microtask, which the
+ * fake clock's flush runs (a setImmediate it would not).
  */
-export function testWorker(log: Logger): GatewayWorker {
+export function testWorker(
+  log: Logger,
+  clocks: { now: () => number; monotonicNow: () => number } = gatewayClocks(() => Date.now()),
+): GatewayWorker {
   return new GatewayWorker({
     credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
     log,
-    ...gatewayClocks(() => Date.now()),
+    ...clocks,
     maxStaleAgeMs: Number.POSITIVE_INFINITY,
     workerId: WORKER,
     stickyTableSize: 10,

@@ -5,17 +5,18 @@
 // replacement sitting exactly on the ACK bound, with a sequence strictly increasing within the session;
 // its answer's revokeProxyIds stop new use of those proxies at once. Outcomes go in batches of at most
 // the registration's limit, each retried under the same sequence until the controller has it — or until
-// what it holds is too old to be fresh evidence (outcomeMaxAgeMs: dropped unsent, counted and logged; the
-// next batch goes under the next sequence, which the controller takes: it keeps only the highest). While
-// the controller is away no more are taken off the worker's bounded queue, which drops (and counts) the
-// rest. A round refused 503, 401 or unanswered is tried again after a jittered exponential backoff (the
-// session's policy; a runtime report's capped at the report interval, so a heartbeat never goes out later
-// than it would have without the failure), not at the fixed interval's next tick.
+// what it holds is too old to be fresh evidence (outcomeMaxAgeMs, aged on the monotonic clocks: dropped
+// unsent, counted and logged; the next batch goes under the next sequence, which the controller takes: it
+// keeps only the highest). While the controller is away no more are taken off the worker's bounded queue,
+// which drops (and counts) the rest. A round refused 503, 401 or unanswered is tried again after a
+// jittered exponential backoff (the session's policy; a runtime report's capped at the report interval, so
+// a heartbeat never goes out later than it would have without the failure), not at the fixed interval's
+// next tick.
 import { loggedProxies } from '../../../../shared/src/adapters/log/logged-proxies.js';
 import { type BackoffPolicy, backoffDelay } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
-import type { Outcome } from '../outcomes.js';
+import type { Outcome, TakenOutcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
@@ -39,17 +40,36 @@ export interface WireOutcome {
   at: string;
 }
 
-/** A batch of outcomes: its sequence once first sent, and its oldest outcome's `at` (epoch ms). */
+/**
+ * A batch of outcomes: its sequence once first sent; when each was seen (`seenMs`) and the oldest of them,
+ * on the report loop's monotonic clock — never from `at`, the wall clock's, which a step moves.
+ */
 interface Batch {
   sequence: number | null;
   outcomes: WireOutcome[];
+  seenMs: number[];
   oldestMs: number;
 }
 
-function batchOf(outcomes: WireOutcome[]): Batch {
+function batchOf(outcomes: WireOutcome[], seenMs: number[]): Batch {
   let oldestMs = Number.POSITIVE_INFINITY;
-  for (const o of outcomes) oldestMs = Math.min(oldestMs, Date.parse(o.at));
-  return { sequence: null, outcomes, oldestMs };
+  for (const t of seenMs) oldestMs = Math.min(oldestMs, t);
+  return { sequence: null, outcomes, seenMs, oldestMs };
+}
+
+/**
+ * Outcomes as taken: each one's age on the worker's monotonic clock turned into a time on this loop's
+ * (`monoMs`: its now), the two clocks never compared.
+ */
+function takenBatch(taken: readonly TakenOutcome[], monoMs: number): Batch {
+  return batchOf(
+    taken.map(toWireOutcome),
+    taken.map((o) => monoMs - o.ageMs),
+  );
+}
+
+function sliceOf(b: Batch, start: number, end?: number): Batch {
+  return batchOf(b.outcomes.slice(start, end), b.seenMs.slice(start, end));
 }
 
 /**
@@ -359,13 +379,22 @@ export class ReportLoop {
    */
   private expire(batch: Batch, view: RuntimeView): boolean {
     const maxAgeMs = this.outcomeMaxAgeMs();
-    const now = this.now();
+    // Monotonic: a wall clock stepped back would make outcomes held through an outage read younger.
+    const now = this.mono();
     const cutoff = now - maxAgeMs;
     if (batch.oldestMs >= cutoff) return false;
     const oldestAgeMs = now - batch.oldestMs;
-    const kept = batchOf(batch.outcomes.filter((o) => Date.parse(o.at) >= cutoff));
+    const keep: WireOutcome[] = [];
+    const keepSeen: number[] = [];
+    for (let i = 0; i < batch.outcomes.length; i++) {
+      if (batch.seenMs[i]! < cutoff) continue;
+      keep.push(batch.outcomes[i]!);
+      keepSeen.push(batch.seenMs[i]!);
+    }
+    const kept = batchOf(keep, keepSeen);
     const expired = batch.outcomes.length - kept.outcomes.length;
     batch.outcomes = kept.outcomes;
+    batch.seenMs = kept.seenMs;
     batch.oldestMs = kept.oldestMs;
     view.outcomesExpired(expired);
     const log = this.expiredLog;
@@ -431,7 +460,7 @@ export class ReportLoop {
       if (this.batches.length === 0) {
         const taken = view.takeOutcomes(this.limits().maxOutcomes);
         if (taken.length === 0) return;
-        this.batches.push(batchOf(taken.map(toWireOutcome)));
+        this.batches.push(takenBatch(taken, this.mono()));
       }
       const batch = this.batches[0]!;
       if (this.expire(batch, view)) {
@@ -456,12 +485,7 @@ export class ReportLoop {
       this.session.logRefusal('outcomes', answer, reaction, retryIn);
       if (reaction === 'split' && batch.outcomes.length > 1) {
         const half = Math.ceil(batch.outcomes.length / 2);
-        this.batches.splice(
-          0,
-          1,
-          batchOf(batch.outcomes.slice(0, half)),
-          batchOf(batch.outcomes.slice(half)),
-        );
+        this.batches.splice(0, 1, sliceOf(batch, 0, half), sliceOf(batch, half));
         continue;
       }
       if (reaction === 'split' || reaction === 'drop') {

@@ -47,13 +47,15 @@ function harness(
     settings?: Partial<SessionSettings>;
     now?: () => number;
     monotonicNow?: () => number;
+    /** The worker's two clocks, when a test moves them apart (default: the fake clock's Date.now for both). */
+    workerClocks?: { now: () => number; monotonicNow: () => number };
   } = {},
 ) {
   const client = new FakeClient();
   const feed = new FakeFeed();
   const lines: Array<Record<string, unknown>> = [];
   const log = jsonLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
-  const worker = testWorker(log);
+  const worker = testWorker(log, o.workerClocks);
   const fatal: Error[] = [];
   const session = testSession({
     client,
@@ -1296,6 +1298,54 @@ describe('reports', () => {
     const logged = h.lines.filter((l) => l.event === 'gateway.outcomes_expired');
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ severity: 'WARNING', outcomes: 2, batches: 1, maxAgeMs: 60_000 });
+  });
+
+  describe('the outcome age bound is read on the monotonic clocks, not from `at` (a wall-clock step)', () => {
+    // The worker's monotonic clock and the session's, each of its own origin (never compared), and one
+    // wall clock both read, which the test steps.
+    const clocks = () => {
+      const c = { stepMs: 0 };
+      const wall = () => Date.now() + c.stepMs;
+      const h = harness({
+        now: wall,
+        monotonicNow: () => Date.now() - T0 + 7_000_000,
+        workerClocks: { now: wall, monotonicNow: () => Date.now() - T0 + 42 },
+      });
+      return { h, c, wall };
+    };
+    const sent = (h: ReturnType<typeof harness>) =>
+      h.client
+        .of('outcomes')
+        .map((c) => (c.body as { outcomes: Array<{ latencyMs: number; at: string }> }).outcomes);
+
+    it('stepped back an hour during an outage: outcomes held past the bound are dropped (counted), not sent an hour younger', async () => {
+      const { h, c, wall } = clocks();
+      await acked(h);
+      const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
+      h.client.defaults.outcomes = ((body: unknown) =>
+        Date.now() < T0 + 80_000 ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+      h.worker.recordOutcome({ ...outcome(1), at: wall() });
+      await vi.advanceTimersByTimeAsync(10_000);
+      c.stepMs = -3_600_000; // NTP steps the wall clock back an hour
+      await vi.advanceTimersByTimeAsync(110_000);
+      const accepted = h.client.of('outcomes').filter((call) => call.at >= T0 + 80_000);
+      expect(accepted).toEqual([]);
+      expect(h.worker.expiredOutcomes).toBe(1);
+      expect(h.lines.filter((l) => l.event === 'gateway.outcomes_expired')).toEqual([
+        expect.objectContaining({ outcomes: 1, batches: 1, maxAgeMs: 60_000 }),
+      ]);
+    });
+
+    it('stepped forward an hour: an outcome seen a moment ago is sent, its `at` as the wall clock read it', async () => {
+      const { h, c, wall } = clocks();
+      await acked(h);
+      const at = wall();
+      h.worker.recordOutcome({ ...outcome(1), at });
+      c.stepMs = 3_600_000; // NTP steps the wall clock forward an hour
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(sent(h)).toEqual([[expect.objectContaining({ latencyMs: 1, at: new Date(at).toISOString() })]]);
+      expect(h.worker.expiredOutcomes).toBe(0);
+    });
   });
 
   it('a slow outcome upload never holds up the runtime reports, nor the draining and final ones', async () => {
