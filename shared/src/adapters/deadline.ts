@@ -102,14 +102,22 @@ export function withRequestBudget<T>(
 }
 
 /**
+ * Less than this left of a request's budget counts as spent: a call sent with a few milliseconds would be
+ * given up at once, and a write given up may still land — an unknown outcome made more common for nothing.
+ */
+export const BUDGET_FLOOR_MS = 50;
+
+/**
  * A call's bound `ms` (unset or null: none of its own) cut to what is left of the request budget the caller
- * runs in (withRequestBudget), 0 once it is spent; outside a budget `ms` as given (null when unset).
+ * runs in (withRequestBudget), 0 once it is spent (less than BUDGET_FLOOR_MS left); outside a budget `ms` as
+ * given (null when unset).
  */
 export function budgeted(ms: number | undefined | null): number | null {
   const own = ms ?? null;
   const budget = requestBudget.getStore();
   if (!budget) return own;
-  const left = Math.max(0, budget.endsAt - budget.now());
+  const rest = budget.endsAt - budget.now();
+  const left = rest < BUDGET_FLOOR_MS ? 0 : rest;
   return own === null ? left : Math.min(own, left);
 }
 

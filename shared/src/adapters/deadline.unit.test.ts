@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../ports/clock.js';
 import {
+  BUDGET_FLOOR_MS,
   boundFirestoreCall,
   budgeted,
   throwIfGivenUp,
@@ -207,6 +208,28 @@ describe('withinBudget (the one place a budgeted call decides how long it may wa
     await vi.advanceTimersByTimeAsync(300);
     await outcomes;
     expect(bounds).toEqual([300, 200]);
+  });
+
+  it(`with less than BUDGET_FLOOR_MS (${BUDGET_FLOOR_MS} ms) left the budget counts as spent: not started`, async () => {
+    const starts: (number | null)[] = [];
+    const start = async (b: number | null) => {
+      starts.push(b);
+      return 'ok';
+    };
+    const seen: (number | null)[] = [];
+    const done = withRequestBudget(1_000, async () => {
+      await new Promise((r) => setTimeout(r, 1_000 - BUDGET_FLOOR_MS));
+      seen.push(budgeted(3_000));
+      await withinBudget(3_000, start, errors);
+      await new Promise((r) => setTimeout(r, 1));
+      seen.push(budgeted(3_000), budgeted(20));
+      return withinBudget(3_000, start, errors);
+    });
+    const rejected = expect(done).rejects.toThrow('spent');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await rejected;
+    expect(seen).toEqual([BUDGET_FLOOR_MS, 0, 0]);
+    expect(starts).toEqual([BUDGET_FLOOR_MS]);
   });
 
   it('with the budget spent: not started', async () => {
