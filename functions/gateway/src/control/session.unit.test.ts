@@ -1346,6 +1346,68 @@ describe('reports', () => {
       expect(sent(h)).toEqual([[expect.objectContaining({ latencyMs: 1, at: new Date(at).toISOString() })]]);
       expect(h.worker.expiredOutcomes).toBe(0);
     });
+
+    /** The API away (503) until `untilMs` past T0, after the scripted answers. */
+    const awayUntil = (h: ReturnType<typeof harness>, untilMs: number) => {
+      const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
+      h.client.defaults.outcomes = ((body: unknown) =>
+        Date.now() < T0 + untilMs ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+    };
+    const calls = (h: ReturnType<typeof harness>) =>
+      h.client.of('outcomes').map((c) => {
+        const b = c.body as { sequence: number; outcomes: Array<{ latencyMs: number }> };
+        return [c.at - T0, b.sequence, b.outcomes.map((o) => o.latencyMs)];
+      });
+
+    it('each outcome keeps its own time through a 413 split and a partial expiry', async () => {
+      const { h } = clocks();
+      await acked(h);
+      h.script('outcomes', refusal(413, 'payload_too_large'));
+      awayUntil(h, 63_000);
+      h.worker.recordOutcome(outcome(1));
+      await vi.advanceTimersByTimeAsync(300);
+      h.worker.recordOutcome(outcome(2));
+      await vi.advanceTimersByTimeAsync(300);
+      h.worker.recordOutcome(outcome(3));
+      await vi.advanceTimersByTimeAsync(4_200);
+      h.worker.recordOutcome(outcome(4)); // 4.8 s in; the tick at 5 s takes all four
+      await vi.advanceTimersByTimeAsync(61_000 - 4_800);
+      const early = calls(h);
+      // Taken at 5 s as one batch, refused 413: split into [1, 2] and [3, 4]; [1, 2] retried on the backoff.
+      expect(early.slice(0, 3)).toEqual([
+        [5_000, 1, [1, 2, 3, 4]],
+        [5_000, 2, [1, 2]],
+        [5_250, 2, [1, 2]],
+      ]);
+      expect(early.slice(2, -1).every(([, seq, o]) => seq === 2 && `${o}` === '1,2')).toBe(true);
+      // 60.75 s: 1, 2 (its whole batch) and 3 are past the bound (seen 0, 0.3, 0.6 s); 4 (4.8 s) is not, and
+      // goes alone under the next sequence.
+      expect(early.at(-1)).toEqual([60_750, 3, [4]]);
+      expect(h.worker.expiredOutcomes).toBe(3);
+      // Its retry at 64.75 s, the API back, takes it: 4 is 59.95 s old then.
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(calls(h).slice(early.length)).toEqual([[64_750, 3, [4]]]);
+      expect(h.worker.expiredOutcomes).toBe(3);
+    });
+
+    it('a batch expired in part twice drops each outcome at its own age', async () => {
+      const { h } = clocks();
+      await acked(h);
+      awayUntil(h, 63_000);
+      h.worker.recordOutcome(outcome(1));
+      await vi.advanceTimersByTimeAsync(2_000);
+      h.worker.recordOutcome(outcome(2));
+      await vi.advanceTimersByTimeAsync(2_800);
+      h.worker.recordOutcome(outcome(3)); // 4.8 s in; the tick at 5 s takes all three
+      await vi.advanceTimersByTimeAsync(70_000 - 4_800);
+      const c = calls(h);
+      // 60.75 s: 1 (seen at 0) goes; 64.75 s: 2 (2 s) goes, 3 (4.8 s) is sent, all under the batch's sequence.
+      expect(c.filter(([at]) => (at as number) >= 60_000)).toEqual([
+        [60_750, 1, [2, 3]],
+        [64_750, 1, [3]],
+      ]);
+      expect(h.worker.expiredOutcomes).toBe(2);
+    });
   });
 
   it('a slow outcome upload never holds up the runtime reports, nor the draining and final ones', async () => {
