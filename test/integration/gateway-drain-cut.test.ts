@@ -1,9 +1,9 @@
 // What a SIGTERM drain cuts at its bound (GATEWAY_DRAIN_TIMEOUT_MS) is the gateway's doing, not the
 // proxies': no request cut there may reach the final report as an upstream's failure, and that report must
 // see every slot given back, even when the event loop wakes late for the cut. The scripted upstream
-// (test/support/scripted-proxy.ts) answers /endless forever and /slow after 1.5 s — in absolute form
-// itself, or as the pinned target at the end of a CONNECT tunnel to itself. A gateway in process per
-// test: a shutdown is once.
+// (test/support/scripted-proxy.ts) answers /endless forever, /slow after 1.5 s and /stalled in part, then
+// nothing — in absolute form itself, or as the pinned target at the end of a CONNECT tunnel to itself. A
+// gateway in process per test: a shutdown is once.
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import type { Outcome } from '../../functions/gateway/src/outcomes.js';
 import type { Reporter, RuntimeView } from '../../functions/gateway/src/session.js';
 import type { ProxyRuntimeCount } from '../../functions/gateway/src/worker.js';
 import { pollUntil } from '../support/poll.js';
-import { scriptedUpstream } from '../support/scripted-proxy.js';
+import { STALLED_TAIL, scriptedUpstream } from '../support/scripted-proxy.js';
 import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
 
 /** One route per plain-HTTP path, both to the scripted upstream. */
@@ -35,20 +35,24 @@ function finalReporter(): Reporter & { counts: ProxyRuntimeCount[] | null; outco
   return r;
 }
 
-/** A client on the proxy listener: sends `bytes`, reads on, and resolves once the answer's head is in. */
-function clientUntilHead(port: number, bytes: string, heads = 1): Promise<net.Socket> {
+/** A client on the proxy listener: sends `bytes`, reads on, and resolves once what it got is `done`. */
+function clientUntil(port: number, bytes: string, done: (got: string) => boolean): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const c = net.connect(port, '127.0.0.1');
     c.on('error', () => {});
     let got = '';
     c.on('data', (d: Buffer) => {
       got += d.toString('latin1');
-      if (got.split('\r\n\r\n').length > heads) resolve(c);
+      if (done(got)) resolve(c);
     });
-    c.once('close', () => reject(new Error(`closed before the head: ${got.slice(0, 80)}`)));
+    c.once('close', () => reject(new Error(`closed before it was done: ${got.slice(0, 80)}`)));
     c.write(bytes);
   });
 }
+
+/** Resolves once the answer's head is in (`heads` of them: a CONNECT's, then the request's). */
+const clientUntilHead = (port: number, bytes: string, heads = 1) =>
+  clientUntil(port, bytes, (got) => got.split('\r\n\r\n').length > heads);
 
 /** A /v1/fetch whose answer has begun (status in), read on and never finished. */
 function fetchUntilHead(port: number, url: string): Promise<http.ClientRequest> {
@@ -105,14 +109,21 @@ describe('a SIGTERM drain that reaches its bound', () => {
   // An HTTP/1.0 client reads a body without a length to the connection's end (absolute form de-chunks the
   // answer for it; a pinned answer goes as the target framed it): a FIN at the cut made the part it had
   // look like the whole page. Reset, as any other cut mid-answer (cutClient).
+  // The answer stalls mid-body (/stalled) and the cut comes once the client has read all of it: a Node
+  // client (libuv) that still has bytes queued when the RST arrives reads them, sees the hang-up, and
+  // emits 'end' without reading the ECONNRESET behind them — a reset that reads as a FIN, whatever the
+  // gateway sent. Over /endless that happened whenever the loaded client lagged the stream at the cut (a
+  // read() loop, curl's, gets the bytes and then the reset either way). With nothing queued, 'end' means a
+  // FIN and ECONNRESET a reset, every time.
   it.each([
     ['absolute form', HOSTS.absolute],
     ['pinned plain HTTP', HOSTS.pinned],
   ] as const)('%s, an HTTP/1.0 client mid-body: reset at the cut, not ended', async (_, host) => {
     const gw = await gateway(finalReporter());
-    const c = await clientUntilHead(
+    const c = await clientUntil(
       gw.proxyPort!,
-      `GET http://${host}/endless HTTP/1.0\r\nHost: ${host}\r\n\r\n`,
+      `GET http://${host}/stalled HTTP/1.0\r\nHost: ${host}\r\n\r\n`,
+      (got) => got.endsWith(STALLED_TAIL),
     );
     const how = new Promise<string>((r) => {
       c.once('end', () => r('end'));
@@ -169,18 +180,25 @@ describe('a SIGTERM drain that reaches its bound', () => {
         ? await clientUntilHead(gw.proxyPort!, tunnel(HOSTS.pinned), 2)
         : await fetchUntilHead(gw.httpPort, `http://${HOSTS.absolute}/endless`);
     expect(gw.worker.totals()).toEqual({ active: 1, reserved: 0 });
+    // The drain polls the worker's totals until the cut's moment (200 ms in): the first poll from 150 ms
+    // on blocks the loop to past the bound (300 ms), so the cut runs late whenever that poll comes. A
+    // timer set for 150 ms did not always: a loop starved from before the first poll (50 ms) to past the
+    // cut's moment ran that poll first (the earlier expiry), and the cut and the rest of the shutdown in
+    // its microtasks, before the block's turn — the case then tested nothing late.
+    const totals = gw.worker.totals.bind(gw.worker);
+    let blocked = false;
     const t0 = performance.now();
-    const block = setTimeout(() => {
-      // Blocks the loop from before the cut's moment (200 ms) to past the bound (300 ms).
-      while (performance.now() < t0 + 350);
-    }, 150);
-    try {
-      await gw.shutdown();
-      // The shutdown ended after the block: it was woken late, the case this is about.
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
-    } finally {
-      clearTimeout(block); // a shutdown over before it must not leave it to stall the next test
-    }
+    gw.worker.totals = () => {
+      if (!blocked && performance.now() >= t0 + 150) {
+        blocked = true;
+        while (performance.now() < t0 + 350);
+      }
+      return totals();
+    };
+    await gw.shutdown();
+    // The shutdown ended after the block: it was woken late, the case this is about.
+    expect(blocked).toBe(true);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
     expect(reporter.counts).toEqual([]);
     client.destroy();
   });

@@ -2,15 +2,18 @@
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
 // close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head, a
 // Connection-listed field, an answer before the request body that then stops reading, an answer reset
-// after 10 of its 1,000 bytes), several requests per connection — also inside a CONNECT tunnel to
-// itself, as a pinned target — and counts the connections it accepted; switches make it drop
-// connections the ways a real upstream does, or die.
+// after 10 of its 1,000 bytes, a body that stalls mid-chunk), several requests per connection — also
+// inside a CONNECT tunnel to itself, as a pinned target — and counts the connections it accepted; switches
+// make it drop connections the ways a real upstream does, or die.
 import net, { type AddressInfo } from 'node:net';
 
 /** Every byte value, several times: more than one read and one chunk. */
 export const BODY = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
 
 export const BIG_COOKIE = 'c'.repeat(17_000);
+
+/** The last bytes /stalled sends, 1,017 of its first chunk's 8,192: then nothing, the connection open. */
+export const STALLED_TAIL = `${'s'.repeat(1000)}<stalled mid-body>`;
 
 export interface Seen {
   method: string;
@@ -183,6 +186,12 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // The connection is never reusable: no idle timer for it.
       return true;
     }
+    case '/stalled':
+      // A chunked body that stops in the middle of its first chunk and stays open: everything it will
+      // ever send ends with STALLED_TAIL, so a reader can tell it has all of it (and nothing is queued).
+      s.write(`${ok}Transfer-Encoding: chunked\r\nX-Framing: chunked\r\n\r\n2000\r\n${STALLED_TAIL}`);
+      // The connection is never reusable: no idle timer for it.
+      return true;
     case '/hop':
       // A field the target names hop-by-hop in its Connection header: it stays on that hop.
       s.write(
