@@ -4,7 +4,10 @@
 // exclusive), renew, report and release on 20 proxies of capacity 2 for 30 s. Checked from the stored
 // leases afterwards: at no instant did a proxy carry more than 2 (an exclusive lease counting as 2), some
 // exclusive leases were granted (else the run tested none), and every release a client saw answered is
-// recorded.
+// recorded. A call that lost its commit races past the API's bounded retries is answered `503` "lease
+// store contended; retry" with Retry-After (docs/leases.md, docs/operations.md § Lease store
+// unavailable): the designed answer under this much contention, which a crawler waits out and asks again.
+// The clients here do the same, and such answers must stay rare.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
@@ -50,6 +53,8 @@ interface Tally {
   released: Set<string>;
   statuses: Map<string, number>;
   errors: string[];
+  /** Calls answered 503 contended (no lease granted, nothing changed), retried after their Retry-After. */
+  contended: number;
   /** Acquires whose answer was lost in transport: the store may or may not hold a lease for each. */
   unknownAcquires: number;
   /** Exclusive acquires answered (201 or 409). */
@@ -59,7 +64,17 @@ interface Tally {
   transportErrors: string[];
 }
 
-type Answer = { status: number; body: { leaseId?: string } | null } | { status: 'transport' };
+type Answer =
+  | { status: number; body: { leaseId?: string; message?: string } | null; retryAfterMs: number | null }
+  | { status: 'transport' };
+
+/**
+ * The API's cue to ask again (functions/api/src/leases/http.ts leaseErrors): the call lost its commit
+ * races past its bounded retries, and nothing was granted or changed. Any other 503 is still an error:
+ * the emulator does not fail.
+ */
+const contended = (a: Answer): a is Answer & { retryAfterMs: number } =>
+  a.status === 503 && a.retryAfterMs !== null && a.body?.message === 'lease store contended; retry';
 
 async function client(
   deadline: number,
@@ -76,9 +91,14 @@ async function client(
         signal: AbortSignal.timeout(60_000),
       });
       const text = await res.text();
+      const retryAfter = Number(res.headers.get('retry-after') ?? Number.NaN);
       const key = `${method} ${path.replace(/\/v1\/leases\/[^/]+/, '/v1/leases/{id}')} ${res.status}`;
       tally.statuses.set(key, (tally.statuses.get(key) ?? 0) + 1);
-      return { status: res.status, body: text ? JSON.parse(text) : null };
+      return {
+        status: res.status,
+        body: text ? JSON.parse(text) : null,
+        retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : null,
+      };
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       tally.transportErrors.push(
@@ -87,10 +107,17 @@ async function client(
       return { status: 'transport' };
     }
   };
-  // Renew, report and release may be repeated safely, so a lost answer is simply asked again.
+  // Renew, report and release may be repeated safely, so a lost answer is simply asked again, and a
+  // contended one once its Retry-After has passed.
   const repeatable = async (method: string, path: string, body?: unknown): Promise<Answer> => {
     let answer = await once(method, path, body);
-    for (let i = 0; i < 3 && answer.status === 'transport'; i++) answer = await once(method, path, body);
+    for (let i = 0; i < 3 && (answer.status === 'transport' || contended(answer)); i++) {
+      if (contended(answer)) {
+        tally.contended++;
+        await sleep(answer.retryAfterMs);
+      }
+      answer = await once(method, path, body);
+    }
     return answer;
   };
   if (!wave.exclusiveFirst) await wave.started;
@@ -103,6 +130,13 @@ async function client(
     if (first) wave.answered();
     if (acquired.status === 'transport') {
       tally.unknownAcquires++;
+      continue;
+    }
+    if (contended(acquired)) {
+      // No lease was granted (a contended acquire leaves none behind: the stored leases below would show
+      // one nobody was answered with): wait as told, then acquire again, as a crawler does.
+      tally.contended++;
+      await sleep(acquired.retryAfterMs);
       continue;
     }
     if (acquired.status !== 201 || !acquired.body?.leaseId) {
@@ -154,6 +188,7 @@ describe('invariant: never over capacity, whatever the replicas', () => {
       released: new Set(),
       statuses: new Map(),
       errors: [],
+      contended: 0,
       unknownAcquires: 0,
       exclusiveAsked: 0,
       exclusiveFirstGranted: 0,
@@ -177,6 +212,10 @@ describe('invariant: never over capacity, whatever the replicas', () => {
     if (tally.transportErrors.length > 0) console.log('transport errors', tally.transportErrors);
     const requests = [...tally.statuses.values()].reduce((a, b) => a + b, 0);
     expect(tally.transportErrors.length).toBeLessThan(requests / 100);
+    // Contended answers too: the API's own retries absorb nearly all the lost races (one acquire in
+    // several hundred answered 503 on a loaded machine); one in a hundred would be an API giving up early.
+    if (tally.contended > 0) console.log(`contended answers retried: ${tally.contended}`);
+    expect(tally.contended).toBeLessThan(requests / 100);
 
     const leases = await storedLeases(db);
     // Every grant a client saw is stored; anything else stored is an acquire whose answer was lost.
