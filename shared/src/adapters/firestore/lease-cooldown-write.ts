@@ -55,7 +55,7 @@ export async function writeCooldown(
       batch.update(lease, add, { lastUpdateTime: version });
     }
     try {
-      await bounded(batch.commit(), 'write cooldown');
+      await bounded(() => batch.commit(), 'write cooldown');
       deps.cooldowns.put(id, cooldown);
       return 'started';
     } catch (err) {

@@ -63,7 +63,7 @@ export class LeaseKeys {
     const precondition = { lastUpdateTime: version as unknown as Timestamp };
     try {
       await bounded(
-        this.keyRef(recordId).update({ [REPLAYED_FIELD]: at }, precondition),
+        () => this.keyRef(recordId).update({ [REPLAYED_FIELD]: at }, precondition),
         'mark idempotency key replayed',
       );
       return true;
@@ -82,7 +82,7 @@ export class LeaseKeys {
     for (let attempt = 1; ; attempt++) {
       try {
         const at = { lastUpdateTime: drop.version as unknown as Timestamp };
-        await bounded(this.keyRef(drop.recordId).delete(at), 'drop idempotency key');
+        await bounded(() => this.keyRef(drop.recordId).delete(at), 'drop idempotency key');
         return true;
       } catch (err) {
         const transient = isTransient(err);

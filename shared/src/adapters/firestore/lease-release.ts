@@ -117,7 +117,7 @@ function endedAt(settings: LeaseSettings, now: Date) {
 /** Records a lease released at `now` on its document alone (its proxy's state cannot be rewritten). */
 async function endAlone(deps: ReleaseDeps, leaseId: string, now: Date): Promise<void> {
   try {
-    await bounded(leaseRef(deps.db, leaseId).update(endedAt(deps.settings, now)), 'end lease');
+    await bounded(() => leaseRef(deps.db, leaseId).update(endedAt(deps.settings, now)), 'end lease');
   } catch (err) {
     if ((err as { code?: unknown }).code === 5) return; // NOT_FOUND: no lease document to end
     throw new LeaseStoreError('unavailable', 'end lease', { cause: err });

@@ -183,19 +183,20 @@ export class LeaseStateAccess {
     const givenUp = new AbortController();
     try {
       const paths = [ref.path, ...others.map((o) => o.ref.path)];
-      const committed = this.committer.commit(
-        paths,
-        (batch) => {
-          if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
-          else batch.create(ref, data);
-          for (const o of others) o.write(batch, o.ref);
-          return 1 + others.length;
-        },
-        givenUp.signal,
-      );
+      const commit = () =>
+        this.committer.commit(
+          paths,
+          (batch) => {
+            if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
+            else batch.create(ref, data);
+            for (const o of others) o.write(batch, o.ref);
+            return 1 + others.length;
+          },
+          givenUp.signal,
+        );
       // Past the deadline the commit may still land, as one whose answer was lost: an acquire retried
       // under its Idempotency-Key gets that grant, a release retried finds it done.
-      const [state] = await bounded(committed, `committing lease state of ${proxy}`);
+      const [state] = await bounded(commit, `committing lease state of ${proxy}`);
       // Unless cleared, the write leaves a planner's claim as it was (update touches the fields it names;
       // create only when there was no document, hence no claim).
       if (state)
@@ -229,14 +230,12 @@ export class LeaseStateAccess {
   }
 }
 
-/** A Firestore call given up after `ms` (it runs on; its answer is dropped). */
-export function bounded<T>(call: Promise<T>, what: string, ms = STORE_CALL_DEADLINE_MS): Promise<T> {
-  return boundFirestoreCall(
-    ms,
-    what,
-    () => call,
-    (m) => new Error(m),
-  );
+/**
+ * A Firestore call given up after `ms` (it runs on; its answer is dropped). `call` starts it: inside a
+ * spent request budget it is never made, so "not sent" is true and no orphaned call can reject unheard.
+ */
+export function bounded<T>(call: () => Promise<T>, what: string, ms = STORE_CALL_DEADLINE_MS): Promise<T> {
+  return boundFirestoreCall(ms, what, call, (m) => new Error(m));
 }
 
 /** Any failure of `fn`, or no answer within `deadlineMs` (null: the caller bounds it), is 503 unavailable. */
@@ -246,7 +245,7 @@ export async function guard<T>(
   deadlineMs: number | null = STORE_CALL_DEADLINE_MS,
 ): Promise<T> {
   try {
-    return deadlineMs === null ? await fn() : await bounded(fn(), what, deadlineMs);
+    return deadlineMs === null ? await fn() : await bounded(fn, what, deadlineMs);
   } catch (err) {
     throw new LeaseStoreError('unavailable', what, { cause: err });
   }
