@@ -39,14 +39,14 @@ export const WORKER_SUBSCRIPTION_DEADLINE_MS = 3_000;
 /**
  * The most one worker call (every route under /v1/workers) may spend on its store and Pub/Sub calls. The
  * bounds above and WORKER_STORE_CALL_DEADLINE_MS are per call, and a call makes several in a row —
- * registration: the subscription ensure (3 s), the worker read and write and the ownership epoch (3 s
- * each), the pass request (2 s) — so a Firestore slow on every call, each just inside its bound, took it
- * past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS), which gave up, retried and met the same. Inside
- * this budget each call is bounded by min(its own bound, what is left), and one with less than 50 ms left
- * (BUDGET_FLOOR_MS, deadline.ts) is not made: 503 unavailable + Retry-After (routes.ts). 8 s leaves the
- * answer 2 s to reach the gateway — at the gateway's default GATEWAY_CONTROL_TIMEOUT_MS of 10 s: it is
- * configurable (docs/gateway.md), and a gateway set below about 8 s gives up on a call slowed this way
- * before its 503 arrives, and retries.
+ * registration: the subscription ensure (3 s), the worker read and write and the ownership epoch (3 s each;
+ * the pass request, 2 s, is made alongside the epoch read) — so a Firestore slow on every call, each just
+ * inside its bound, took it past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS), which gave up, retried
+ * and met the same. Inside this budget each call is bounded by min(its own bound, what is left), and one
+ * with less than 50 ms left (BUDGET_FLOOR_MS, deadline.ts) is not made: 503 unavailable + Retry-After
+ * (routes.ts). 8 s leaves the answer 2 s to reach the gateway — at the gateway's default
+ * GATEWAY_CONTROL_TIMEOUT_MS of 10 s: it is configurable (docs/gateway.md), and a gateway set below about
+ * 8 s gives up on a call slowed this way before its 503 arrives, and retries.
  */
 export const WORKER_REQUEST_BUDGET_MS = 8_000;
 

@@ -1,7 +1,8 @@
 // A worker call against a Firestore (and Pub/Sub) slow on every call, each answering just inside its own
 // bound, as wired for production (buildWorkersApi): the per-call bounds alone let registration's calls in a
-// row — the subscription ensure, the worker read and write, the pass request, the ownership epoch — add up
-// to 13.5 s, past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS), which gave up and retried into the same.
+// row — the subscription ensure, the worker read and write, then the ownership epoch read with the pass
+// request alongside — add up to 11.6 s (2.9 s × 4), past the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS),
+// which gave up and retried into the same.
 // Each call is now cut to what is left of the request's budget (WORKER_REQUEST_BUDGET_MS, 8 s): the
 // documented 503 unavailable + Retry-After by then. Fake timers (setTimeout and performance.now: the budget
 // is on the monotonic clock); the Firestore is an in-memory stub whose every call answers after `delayMs`.
@@ -132,7 +133,7 @@ describe('a worker call whose every Firestore and Pub/Sub call answers just insi
     vi.useRealTimers();
   });
 
-  it('registration: 503 unavailable with Retry-After within the request budget, not 200 at 13.5 s', async () => {
+  it('registration: 503 unavailable with Retry-After within the request budget, not 200 at 11.6 s', async () => {
     const { post, everythingSlow } = api();
     everythingSlow();
     const { res, ms } = await post('/register', registration);

@@ -32,15 +32,15 @@ import { SnapshotNames } from './snapshot-names.js';
  * The longest one Firestore call of the worker plane's stores may take before it is given up as
  * WorkerStoreError('unavailable') — the documented 503 unavailable + Retry-After the gateway retries. A
  * Firestore that took a call and never answered held the handler for the client's 300 s per attempt while
- * the gateway gave up at its 10 s (GATEWAY_CONTROL_TIMEOUT_MS) and retried, each retry holding another
- * call (Cloud Run's concurrency of 80 filling up). A stall of one dependency answers 503 within its bound:
- * a Firestore call at 3 s (+ the subscription ensure's 3 s before it, when Pub/Sub stalls too). This bound
- * is per call; a worker call makes several in a row (registration: the subscription ensure 3 s, the worker
- * read and write and the ownership epoch 3 s each, the pass request 2 s), so each is also cut to what is
- * left of the request's budget, WORKER_REQUEST_BUDGET_MS (8 s, config.ts): a Firestore slow on every call
- * (each just inside 3 s) answers 503 by then, inside the gateway's 10 s (GATEWAY_CONTROL_TIMEOUT_MS). A
- * write given up is an unknown outcome: the stores say how a retry meets one that lands later
- * (shared/src/adapters/firestore/worker-deadline.ts).
+ * the gateway gave up at its 10 s (GATEWAY_CONTROL_TIMEOUT_MS) and retried, each retry holding another call
+ * (Cloud Run's concurrency of 80 filling up). A stall of one dependency answers 503 within its bound: a
+ * Firestore call at 3 s (+ the subscription ensure's 3 s before it, when Pub/Sub stalls too). This bound is
+ * per call; a worker call makes several in a row (registration: the subscription ensure 3 s, the worker
+ * read and write and the ownership epoch 3 s each; the pass request, 2 s, alongside the epoch read), so
+ * each is also cut to what is left of the request's budget, WORKER_REQUEST_BUDGET_MS (8 s, config.ts): a
+ * Firestore slow on every call (each just inside 3 s) answers 503 by then, inside the gateway's 10 s
+ * (GATEWAY_CONTROL_TIMEOUT_MS). A write given up is an unknown outcome: the stores say how a retry meets
+ * one that lands later (shared/src/adapters/firestore/worker-deadline.ts).
  */
 export const WORKER_STORE_CALL_DEADLINE_MS = 3_000;
 
