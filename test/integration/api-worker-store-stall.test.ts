@@ -8,19 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { type CollectionReference, Firestore, type Query } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, describe, expect, it } from 'vitest';
-import { anyOf } from '../../functions/api/src/auth/authenticator.js';
-import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
-import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
-import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
-import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
-import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
-import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { heldUpFirestore } from '../support/held-up-firestore.js';
 import { timedCall } from '../support/timed-call.js';
-import { ADMIN_TOKEN, FAST_SETTINGS, workerToken } from '../support/worker-client.js';
+import { ADMIN_TOKEN, workerToken } from '../support/worker-client.js';
+import { startWorkersApi } from '../support/workers-api.js';
 
 const projectId = testProjectId('demo-ws');
 const db = new Firestore({ projectId });
@@ -65,27 +58,10 @@ function heldQueries(target: Firestore, held: string[], gate: Promise<void>): Fi
 
 const servers: ApiServer[] = [];
 async function startApi(firestore: Firestore): Promise<ApiServer> {
-  const log = memoryLogger();
-  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: ADMIN_TOKEN }])]);
-  const api = await startApiServer({
-    deps: {
-      version: 'test',
-      store: new FirestoreProxyStore(firestore),
-      publisher: new RecordingReconcilePublisher(),
-      clock: systemClock,
-      auth,
-      log,
-      workers: buildWorkersApi({
-        firestore,
-        pubsub,
-        projectId,
-        config: loadWorkersApiConfig({ ...FAST_SETTINGS, WORKER_TOKENS: `gw-1:${workerToken('gw-1')}` }),
-        adminAuth: auth,
-        clock: systemClock,
-        log,
-        storeDeadlines: { callDeadlineMs: DEADLINE_MS },
-      }),
-    },
+  const api = await startWorkersApi(firestore, {
+    pubsub,
+    projectId,
+    storeDeadlines: { callDeadlineMs: DEADLINE_MS },
   });
   servers.push(api);
   return api;

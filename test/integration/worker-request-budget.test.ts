@@ -9,23 +9,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { anyOf } from '../../functions/api/src/auth/authenticator.js';
-import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
-import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
-import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
-import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
-import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import {
   GATEWAY_SNAPSHOTS_TOPIC,
   SNAPSHOT_REQUESTS_TOPIC,
 } from '../../shared/src/messages/worker-snapshot-request.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
-import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { type Slow, slowedFirestore } from '../support/slowed-firestore.js';
 import { timedCall } from '../support/timed-call.js';
-import { ADMIN_TOKEN, FAST_SETTINGS, workerToken } from '../support/worker-client.js';
+import { workerToken } from '../support/worker-client.js';
+import { startWorkersApi } from '../support/workers-api.js';
 
 const projectId = testProjectId('demo-wrb');
 const db = new Firestore({ projectId });
@@ -45,28 +39,12 @@ beforeAll(async () => {
   // The client's connection made first: the first call's setup would count against its bound.
   await db.collection('warm-up').doc('x').get();
   for (const topic of [GATEWAY_SNAPSHOTS_TOPIC, SNAPSHOT_REQUESTS_TOPIC]) await pubsub.createTopic(topic);
-  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: ADMIN_TOKEN }])]);
-  const firestore = slowedFirestore(db, slow);
-  api = await startApiServer({
-    deps: {
-      version: 'test',
-      store: new FirestoreProxyStore(firestore),
-      publisher: new RecordingReconcilePublisher(),
-      clock: systemClock,
-      auth,
-      log,
-      workers: buildWorkersApi({
-        firestore,
-        pubsub,
-        projectId,
-        config: loadWorkersApiConfig({ ...FAST_SETTINGS, WORKER_TOKENS: `gw-1:${workerToken('gw-1')}` }),
-        adminAuth: auth,
-        clock: systemClock,
-        log,
-        storeDeadlines: { callDeadlineMs: CALL_MS },
-        requestBudgetMs: BUDGET_MS,
-      }),
-    },
+  api = await startWorkersApi(slowedFirestore(db, slow), {
+    pubsub,
+    projectId,
+    storeDeadlines: { callDeadlineMs: CALL_MS },
+    requestBudgetMs: BUDGET_MS,
+    log,
   });
 });
 

@@ -6,7 +6,7 @@ import type { CollectionReference, DocumentReference, Firestore, WriteBatch } fr
 const OPS = new Set(['create', 'set', 'update', 'delete']);
 
 /** `target` with its methods bound to it, except those `override` answers (undefined: not overridden). */
-function intercept<T extends object>(target: T, override: (prop: string | symbol) => unknown): T {
+export function intercept<T extends object>(target: T, override: (prop: string | symbol) => unknown): T {
   return new Proxy(target, {
     get(t, prop) {
       const own = override(prop);

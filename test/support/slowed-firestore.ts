@@ -2,6 +2,7 @@
 // sent to the real client: a Firestore slow on every call (a degraded backend), each call answering just
 // inside the API's per-call bound. `slow.ms` may change between calls; `slow.calls` counts them.
 import type { CollectionReference, DocumentReference, Firestore, WriteBatch } from '@google-cloud/firestore';
+import { intercept } from './held-up-firestore.js';
 
 const DOC_CALLS = new Set(['get', 'create', 'set', 'update', 'delete']);
 
@@ -10,36 +11,26 @@ export interface Slow {
   calls: number;
 }
 
-/** `target` with each of `calls` waiting `slow.ms` first, and `wrap` applied to what the others return. */
-function slowed<T extends object>(
-  target: T,
-  slow: Slow,
-  calls: Set<string>,
-  wrap: (prop: string, value: unknown) => unknown = (_, v) => v,
-): T {
-  return new Proxy(target, {
-    get(t, prop) {
-      const v = Reflect.get(t, prop, t);
-      if (typeof v !== 'function') return v;
-      const f = v as (...a: unknown[]) => unknown;
-      if (typeof prop === 'string' && calls.has(prop))
-        return async (...args: unknown[]) => {
-          slow.calls++;
-          await new Promise((r) => setTimeout(r, slow.ms));
-          return f.apply(t, args);
-        };
-      return (...args: unknown[]) => wrap(String(prop), f.apply(t, args));
-    },
+/** `target` with each of `calls` waiting `slow.ms` first; its other methods as they are. */
+function slowed<T extends object>(target: T, slow: Slow, calls: Set<string>): T {
+  return intercept(target, (prop) => {
+    if (typeof prop !== 'string' || !calls.has(prop)) return undefined;
+    const f = Reflect.get(target, prop, target) as (...a: unknown[]) => unknown;
+    return async (...args: unknown[]) => {
+      slow.calls++;
+      await new Promise((r) => setTimeout(r, slow.ms));
+      return f.apply(target, args);
+    };
   });
 }
 
 export function slowedFirestore(db: Firestore, slow: Slow): Firestore {
   const doc = (ref: DocumentReference) => slowed(ref, slow, DOC_CALLS);
-  const collection = (ref: CollectionReference) =>
-    slowed(ref, slow, new Set(), (prop, v) => (prop === 'doc' ? doc(v as DocumentReference) : v));
-  return slowed(db, slow, new Set(), (prop, v) => {
-    if (prop === 'collection') return collection(v as CollectionReference);
-    if (prop === 'batch') return slowed(v as WriteBatch, slow, new Set(['commit']));
-    return v;
+  const collection = (ref: CollectionReference): CollectionReference =>
+    intercept(ref, (prop) => (prop === 'doc' ? (id: string) => doc(ref.doc(id)) : undefined));
+  return intercept(db, (prop) => {
+    if (prop === 'collection') return (path: string) => collection(db.collection(path));
+    if (prop === 'batch') return (): WriteBatch => slowed(db.batch(), slow, new Set(['commit']));
+    return undefined;
   });
 }
