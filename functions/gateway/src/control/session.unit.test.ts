@@ -1269,15 +1269,19 @@ describe('reports', () => {
     expect(calls.map((c) => (c.body as { sequence: number }).sequence)).toEqual([1, 1, 1, 1, 1, 1]);
   });
 
+  /** The API away (503) until `untilMs` past T0, after the scripted answers. */
+  const awayUntil = (h: ReturnType<typeof harness>, untilMs: number) => {
+    const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
+    h.client.defaults.outcomes = ((body: unknown) =>
+      Date.now() < T0 + untilMs ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+  };
+
   it('an outcome batch that outlives the age bound is dropped unsent (counted, logged once); the next goes under the next sequence', async () => {
     // The API stamps a batch with the time it stores it: outcomes held through an outage would reach the
     // probe's passive track as fresh evidence. Past max(60 s, 3 report intervals) they are dropped.
     const h = harness();
     await acked(h);
-    const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
-    // The API is away for 80 s.
-    h.client.defaults.outcomes = ((body: unknown) =>
-      Date.now() < T0 + 80_000 ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+    awayUntil(h, 80_000); // the API is away for 80 s
     h.worker.recordOutcome({ ...outcome(1), at: Date.now() });
     h.worker.recordOutcome({ ...outcome(2), at: Date.now() });
     await vi.advanceTimersByTimeAsync(30_000);
@@ -1321,9 +1325,7 @@ describe('reports', () => {
     it('stepped back an hour during an outage: outcomes held past the bound are dropped (counted), not sent an hour younger', async () => {
       const { h, c, wall } = clocks();
       await acked(h);
-      const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
-      h.client.defaults.outcomes = ((body: unknown) =>
-        Date.now() < T0 + 80_000 ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+      awayUntil(h, 80_000);
       h.worker.recordOutcome({ ...outcome(1), at: wall() });
       await vi.advanceTimersByTimeAsync(10_000);
       c.stepMs = -3_600_000; // NTP steps the wall clock back an hour
@@ -1347,12 +1349,6 @@ describe('reports', () => {
       expect(h.worker.expiredOutcomes).toBe(0);
     });
 
-    /** The API away (503) until `untilMs` past T0, after the scripted answers. */
-    const awayUntil = (h: ReturnType<typeof harness>, untilMs: number) => {
-      const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
-      h.client.defaults.outcomes = ((body: unknown) =>
-        Date.now() < T0 + untilMs ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
-    };
     const calls = (h: ReturnType<typeof harness>) =>
       h.client.of('outcomes').map((c) => {
         const b = c.body as { sequence: number; outcomes: Array<{ latencyMs: number }> };
