@@ -80,7 +80,7 @@ export function withDeadlineAt<T>(
 /** A request's end on a monotonic clock (performance.now by default: immune to wall-clock steps). */
 interface RequestBudget {
   endsAt: number;
-  now: () => number;
+  monotonicNow: () => number;
 }
 
 const requestBudget = new AsyncLocalStorage<RequestBudget>();
@@ -94,11 +94,11 @@ const requestBudget = new AsyncLocalStorage<RequestBudget>();
 export function withRequestBudget<T>(
   ms: number,
   work: () => T,
-  now: () => number = () => performance.now(),
+  monotonicNow: () => number = () => performance.now(),
 ): T {
   const outer = requestBudget.getStore();
-  const endsAt = Math.min(now() + ms, outer ? outer.endsAt : Number.POSITIVE_INFINITY);
-  return requestBudget.run({ endsAt, now }, work);
+  const endsAt = Math.min(monotonicNow() + ms, outer ? outer.endsAt : Number.POSITIVE_INFINITY);
+  return requestBudget.run({ endsAt, monotonicNow }, work);
 }
 
 /**
@@ -116,7 +116,7 @@ export function budgeted(ms: number | undefined | null): number | null {
   const own = ms ?? null;
   const budget = requestBudget.getStore();
   if (!budget) return own;
-  const rest = budget.endsAt - budget.now();
+  const rest = budget.endsAt - budget.monotonicNow();
   const left = rest < BUDGET_FLOOR_MS ? 0 : rest;
   return own === null ? left : Math.min(own, left);
 }
