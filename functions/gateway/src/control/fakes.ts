@@ -8,7 +8,7 @@ import {
   sha256Hex,
 } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { type RegisterResponseBody, WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
-import { gatewayClocks } from '../../../../test/support/gateway-clocks.js';
+import { type GatewayClocks, gatewayClocks } from '../../../../test/support/gateway-clocks.js';
 import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
 import type { Logger } from '../logger.js';
 import { GatewayWorker } from '../worker.js';
@@ -55,7 +55,7 @@ export function testSession(
  */
 export function testWorker(
   log: Logger,
-  clocks: { now: () => number; monotonicNow: () => number } = gatewayClocks(() => Date.now()),
+  clocks: GatewayClocks = gatewayClocks(() => Date.now()),
 ): GatewayWorker {
   return new GatewayWorker({
     credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),

@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildDelta } from '../../../../shared/src/domain/gateway/delta.js';
 import { sha256Hex } from '../../../../shared/src/messages/gateway-snapshot.js';
+import type { GatewayClocks } from '../../../../test/support/gateway-clocks.js';
 import { jsonLogger } from '../logger.js';
 import {
   FakeClient,
@@ -48,7 +49,7 @@ function harness(
     now?: () => number;
     monotonicNow?: () => number;
     /** The worker's two clocks, when a test moves them apart (default: the fake clock's Date.now for both). */
-    workerClocks?: { now: () => number; monotonicNow: () => number };
+    workerClocks?: GatewayClocks;
   } = {},
 ) {
   const client = new FakeClient();
