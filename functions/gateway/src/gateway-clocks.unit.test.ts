@@ -6,12 +6,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
-import { loadGatewayConfig } from './config.js';
+import { startStandaloneGateway } from '../../../test/support/standalone-gateway.js';
 import type { SessionDeps } from './control/session.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
-import { startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
-import type { SnapshotSource } from './session.js';
 import type { WorkerOptions } from './worker.js';
 
 afterEach(() => {
@@ -36,24 +34,7 @@ describe('the gateway as startGateway composes it', () => {
       },
       sha256Hex,
     );
-    const source: SnapshotSource = {
-      start: async (sink) => void (await sink.applySnapshot(snapshot)),
-      stop: async () => {},
-    };
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_USERS: 'u:p',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: 'off',
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-      GATEWAY_MAX_STALE_AGE_SECONDS: '30',
-    });
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      source,
-      workerId: 'gw-clocks',
-    });
+    const gw = await startStandaloneGateway(snapshot, 'gw-clocks', { GATEWAY_MAX_STALE_AGE_SECONDS: '30' });
     try {
       expect(gw.worker.accepting).toBe(true);
       vi.setSystemTime(Date.now() - 3_600_000); // NTP steps the wall clock back an hour

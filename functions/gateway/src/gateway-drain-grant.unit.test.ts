@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { staticSnapshotSource } from '../../../test/support/standalone-gateway.js';
 import { loadGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
-import type { SnapshotSource } from './session.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -49,12 +49,7 @@ describe('a gateway shutting down with a request in flight', () => {
       GATEWAY_DRAIN_TIMEOUT_MS: '6000',
       GATEWAY_WORKER_ID: 'w1',
     });
-    const source: SnapshotSource = {
-      start: async (sink) => {
-        await sink.applySnapshot(snapshotValidFor(1000));
-      },
-      stop: async () => {},
-    };
+    const source = staticSnapshotSource(snapshotValidFor(1000));
     const gw = (await startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', source }))!;
     const picked = gw.worker.pick('example.com', Date.now(), {
       stickyValue: () => undefined,

@@ -11,6 +11,7 @@ import { tallyOutcomes } from '../../../shared/src/domain/workers/outcomes.js';
 import { passiveSignals } from '../../../shared/src/domain/workers/passive.js';
 import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
+import { staticSnapshotSource } from '../../../test/support/standalone-gateway.js';
 import { ClientAuth } from './client-auth.js';
 import { loadGatewayConfig } from './config.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
@@ -436,7 +437,7 @@ async function gatewayOver(
     log: jsonLogger('error', () => {}),
     version: 't',
     workerId: 'w1',
-    source: { start: async (sink) => void (await sink.applySnapshot(given)), stop: async () => {} },
+    source: staticSnapshotSource(given),
     reporter: { start: () => {}, stop: async () => {} },
     resolve,
   });

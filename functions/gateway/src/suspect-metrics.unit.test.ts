@@ -12,11 +12,9 @@ import {
   sha256Hex,
 } from '../../../shared/src/messages/gateway-snapshot.js';
 import { gatewayClocks } from '../../../test/support/gateway-clocks.js';
-import { loadGatewayConfig } from './config.js';
+import { startStandaloneGateway } from '../../../test/support/standalone-gateway.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
-import { startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
-import type { SnapshotSource } from './session.js';
 import { GatewayWorker, type PickResult } from './worker.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -75,25 +73,7 @@ describe('the SUSPECT metrics', () => {
       proxy('b', t, { suspect: true }),
       proxy('c', t, { suspect: true }),
     ]);
-    const source: SnapshotSource = {
-      start: async (sink) => {
-        await sink.applySnapshot(given);
-      },
-      stop: async () => {},
-    };
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_USERS: 'u:p',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: 'off',
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-    });
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      source,
-      workerId: 'w1',
-    });
+    const gw = await startStandaloneGateway(given, 'w1');
     const base = `http://127.0.0.1:${gw.httpPort}`;
     const metrics = async () => (await fetch(`${base}/metrics`)).text();
     try {

@@ -14,10 +14,11 @@ import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { noOutcomes } from '../../../shared/src/domain/gateway/traffic.js';
 import { type GatewaySnapshot, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
+import { staticSnapshotSource } from '../../../test/support/standalone-gateway.js';
 import { loadGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
-import type { Reporter, SnapshotSource } from './session.js';
+import type { Reporter } from './session.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -95,12 +96,7 @@ describe('the gateway.traffic line', () => {
       ...env,
     });
     const given = snapshot(upstreamPort);
-    const source: SnapshotSource = {
-      start: async (sink) => {
-        await sink.applySnapshot(given);
-      },
-      stop: async () => {},
-    };
+    const source = staticSnapshotSource(given);
     const lines: Line[] = [];
     const gw = await startGateway(cfg, {
       log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
