@@ -16,7 +16,7 @@ import {
   SNAPSHOT_REQUESTS_TOPIC,
 } from '../../shared/src/messages/worker-snapshot-request.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
-import { type Slow, slowedFirestore } from '../support/slowed-firestore.js';
+import { type Slow, slowCallsSettled, slowedFirestore } from '../support/slowed-firestore.js';
 import { timedCall } from '../support/timed-call.js';
 import { workerToken } from '../support/worker-client.js';
 import { startWorkersApi } from '../support/workers-api.js';
@@ -50,6 +50,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
+  // The call the first registration's budget cut is still sent once its wait is over: not to a terminated client.
+  await slowCallsSettled(slow);
   await releaseProject(projectId);
   await Promise.all([db.terminate(), pubsub.close()]);
 });
