@@ -103,3 +103,29 @@ describe('fleet feed: cooldowns', () => {
     }
   });
 });
+
+describe('fleet feed: stopped', () => {
+  // The API's close stops the feed, then terminates the client (wiring.ts); a fleet request still running
+  // then started the six listeners again on the terminated client: six unhandled rejections (the library
+  // drops the promise), and the request held for the feed's 15 s load bound before its 503.
+  it('refuses a later ready() at once, and listens on nothing', async () => {
+    const rejections: unknown[] = [];
+    const record = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', record);
+    const own = new Firestore({ projectId });
+    const stopped = new FirestoreFleetFeed(own, memoryLogger());
+    try {
+      await stopped.ready();
+      await stopped.stop();
+      await own.terminate();
+      const started = performance.now();
+      await expect(stopped.ready()).rejects.toThrow('fleet feed stopped');
+      expect(performance.now() - started).toBeLessThan(1_000);
+      stopped.subscribe(() => {})();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});

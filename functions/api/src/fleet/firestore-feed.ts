@@ -95,6 +95,9 @@ export class FirestoreFleetFeed implements FleetFeed {
   private running: CollectionListener[] = [];
   private loaded: Promise<void> | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
+  /** Set by stop(), for good: the client is terminated next (wiring.ts), and a listener started on it then
+   * rejects in a promise the Firestore library drops (an unhandled rejection per collection). */
+  private stopped = false;
   private readonly proxies: Mirror<ProxyResource>;
   private readonly health: Mirror<ProxyHealthState>;
   private readonly leaseState: Mirror<LeaseEntry[] | typeof UNREADABLE_STATE>;
@@ -165,6 +168,7 @@ export class FirestoreFleetFeed implements FleetFeed {
 
   /** Keeps the listeners for IDLE_MS after the last use, then stops them. */
   private touch(): void {
+    if (this.stopped) return;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     // Outside the trace of the request that touched it: the timer outlives it, and renews itself.
     this.idleTimer = outsideTrace(() =>
@@ -177,7 +181,9 @@ export class FirestoreFleetFeed implements FleetFeed {
     this.idleTimer.unref();
   }
 
+  /** Rejects once stopped: a request still running at shutdown answers 503 rather than listen again. */
   ready(): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error('fleet feed stopped'));
     this.touch();
     return this.start();
   }
@@ -205,6 +211,7 @@ export class FirestoreFleetFeed implements FleetFeed {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.listeners.clear();
     this.halt();
