@@ -1,6 +1,8 @@
 // Starts the app on a real socket: main.ts uses it, and so do end-to-end tests that want the API in-process
 // (port 0 picks a free port). close() drops every connection at once so that tests end promptly;
-// shutdown() is main.ts's graceful stop on SIGTERM.
+// shutdown() is main.ts's graceful stop on SIGTERM. Both then wait (bounded) for the handlers still running:
+// a client that went away closes its response, not its handler, whose store calls go on — after the
+// caller's next step, terminating the Firestore client, a read it sent was refused unhandled.
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
@@ -10,15 +12,23 @@ import { type ApiDeps, createApp } from './app.js';
 export interface ApiServer {
   url: string;
   port: number;
-  /** Stops listening and drops every connection at once, requests in flight included (tests). */
+  /**
+   * Stops listening and drops every connection at once, requests in flight included (tests); resolves once
+   * the handlers still running have returned (each is bounded by its store calls' deadlines), or after
+   * CLOSE_HANDLERS_WAIT_MS.
+   */
   close(): Promise<void>;
   /**
    * Stops listening and lets the requests in flight finish — a grant already committed reaches its crawler
    * — each connection closing once it has answered; idle keep-alive connections and streams (the fleet
-   * page's) close at once, and whatever is still open after `graceMs` is dropped.
+   * page's) close at once, and whatever is still open after `graceMs` is dropped. Resolves once the
+   * handlers have returned too (those whose client went away included), or at `graceMs`.
    */
   shutdown(graceMs: number): Promise<void>;
 }
+
+/** close()'s wait for running handlers: past the worker routes' request budget (8 s). */
+export const CLOSE_HANDLERS_WAIT_MS = 10_000;
 
 type Closable = ServerType & {
   closeAllConnections?: () => void;
@@ -37,8 +47,12 @@ export async function startApiServer({
   deps,
 }: StartApiServerOptions): Promise<ApiServer> {
   const app = createApp(deps);
+  const handlers = runningHandlers();
   // hostname: what a request's URL is built on when it names no Host (HTTP/1.0), as serve() passed it.
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Closable;
+  const server = createAdaptorServer({
+    fetch: (...args: Parameters<typeof app.fetch>) => handlers.track(() => app.fetch(...args)),
+    hostname: host,
+  }) as Closable;
   // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs, 65 s is
   // the usual advice behind a load balancer): the server never closes an idle socket in the instant a
   // client reuses it, which surfaces as UND_ERR_SOCKET under load.
@@ -61,13 +75,16 @@ export async function startApiServer({
   return {
     url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${actual}`,
     port: actual,
-    close: () =>
-      new Promise<void>((done) => {
+    close: async () => {
+      await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections?.();
-      }),
-    shutdown: (graceMs) =>
-      new Promise<void>((done) => {
+      });
+      await handlers.settled(CLOSE_HANDLERS_WAIT_MS);
+    },
+    shutdown: async (graceMs) => {
+      const until = performance.now() + graceMs;
+      await new Promise<void>((done) => {
         stopping = true;
         for (const res of inFlight) endAfterAnswer(res);
         const drop = setTimeout(() => server.closeAllConnections?.(), graceMs);
@@ -76,7 +93,38 @@ export async function startApiServer({
           done();
         });
         server.closeIdleConnections?.();
-      }),
+      });
+      await handlers.settled(Math.max(0, until - performance.now()));
+    },
+  };
+}
+
+/** Counts the handlers running (until the Response is returned; a stream's body after that is not one). */
+function runningHandlers() {
+  let running = 0;
+  const waiting = new Set<() => void>();
+  return {
+    async track(handle: () => Response | Promise<Response>): Promise<Response> {
+      running++;
+      try {
+        return await handle();
+      } finally {
+        if (--running === 0) for (const wake of waiting) wake();
+      }
+    },
+    /** Resolves once none is running, or after `ms`. */
+    settled(ms: number): Promise<void> {
+      if (running === 0) return Promise.resolve();
+      return new Promise<void>((done) => {
+        const wake = () => {
+          clearTimeout(timer);
+          waiting.delete(wake);
+          done();
+        };
+        const timer = setTimeout(wake, ms);
+        waiting.add(wake);
+      });
+    },
   };
 }
 
