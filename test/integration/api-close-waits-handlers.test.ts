@@ -15,6 +15,7 @@ import {
 import { clearProject, releaseProject, testProjectId } from '../support/emulators.js';
 import { pollUntil } from '../support/poll.js';
 import { type Slow, slowCallsSettled, slowedFirestore } from '../support/slowed-firestore.js';
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js';
 import { workerToken } from '../support/worker-client.js';
 import { startWorkersApi } from '../support/workers-api.js';
 
@@ -59,14 +60,14 @@ describe.each([
   ['shutdown(5 s)', (api: ApiServer) => api.shutdown(5_000)],
 ])('%s with a handler whose client went away', (_name, stop) => {
   it('returns once the handler has, so that no call reaches a terminated client', async () => {
-    const rejections: unknown[] = [];
-    const record = (reason: unknown) => rejections.push(reason);
-    process.on('unhandledRejection', record);
+    const rejections = recordUnhandledRejections();
     const db = new Firestore({ projectId });
     const slow: Slow = { ms: SLOW_MS, calls: 0 };
+    let api: ApiServer | undefined;
+    let terminated = false;
     try {
       await db.collection('warm-up').doc('x').get();
-      const api = await startWorkersApi(slowedFirestore(db, slow), {
+      api = await startWorkersApi(slowedFirestore(db, slow), {
         pubsub,
         projectId,
         storeDeadlines: { callDeadlineMs: 3_000 },
@@ -81,12 +82,19 @@ describe.each([
       });
       await sleep(0);
       expect(pending).toBe(false);
+      terminated = true;
       await db.terminate();
       // Past any wait still running: a call sent after the terminate would have been refused by now.
       await sleep(SLOW_MS * 2);
-      expect(rejections).toEqual([]);
+      expect(rejections.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      rejections.stop();
+      // Failed part-way: nothing of this test's left running into the next file.
+      if (!terminated) {
+        await api?.close();
+        await slowCallsSettled(slow);
+        await db.terminate();
+      }
     }
   });
 });

@@ -10,6 +10,7 @@ import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-conver
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { proxy, writeFleet } from '../support/leases.js';
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const projectId = testProjectId('demo-fleet-lease-state');
 const db = new Firestore({ projectId });
@@ -109,9 +110,7 @@ describe('fleet feed: stopped', () => {
   // then started the six listeners again on the terminated client: six unhandled rejections (the library
   // drops the promise), and the request held for the feed's 15 s load bound before its 503.
   it('refuses a later ready() at once, and listens on nothing', async () => {
-    const rejections: unknown[] = [];
-    const record = (reason: unknown) => rejections.push(reason);
-    process.on('unhandledRejection', record);
+    const rejections = recordUnhandledRejections();
     const own = new Firestore({ projectId });
     const stopped = new FirestoreFleetFeed(own, memoryLogger());
     try {
@@ -123,9 +122,11 @@ describe('fleet feed: stopped', () => {
       expect(performance.now() - started).toBeLessThan(1_000);
       stopped.subscribe(() => {})();
       await new Promise((r) => setTimeout(r, 300));
-      expect(rejections).toEqual([]);
+      expect(rejections.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      rejections.stop();
+      await stopped.stop();
+      await own.terminate();
     }
   });
 });

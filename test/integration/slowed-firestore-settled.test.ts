@@ -8,42 +8,48 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterEach, expect, it } from 'vitest';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { type Slow, slowCallsSettled, slowedFirestore } from '../support/slowed-firestore.js';
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const projectId = testProjectId('demo-slowset');
-const rejections: unknown[] = [];
-const record = (reason: unknown) => rejections.push(reason);
-
-afterEach(async () => {
-  process.off('unhandledRejection', record);
-  await releaseProject(projectId);
-});
+afterEach(() => releaseProject(projectId));
 
 it('waits for calls their callers gave up on, so none reaches a terminated client', async () => {
-  process.on('unhandledRejection', record);
+  const rejections = recordUnhandledRejections();
   const db = new Firestore({ projectId });
   const slow: Slow = { ms: 300, calls: 0 };
   const slowed = slowedFirestore(db, slow);
   const outcomes: string[] = [];
-  // Given up on at once, as a budget cuts a call: nobody awaits them.
-  for (const id of ['a', 'b']) {
+  let terminated = false;
+  try {
+    // Given up on at once, as a budget cuts a call: nobody awaits them.
+    for (const id of ['a', 'b']) {
+      void slowed
+        .collection('things')
+        .doc(id)
+        .get()
+        .then((s) => outcomes.push(`${id}:${s.exists}`));
+    }
     void slowed
       .collection('things')
-      .doc(id)
-      .get()
-      .then((s) => outcomes.push(`${id}:${s.exists}`));
+      .doc('c')
+      .set({ n: 1 })
+      .then(() => outcomes.push('c:set'));
+    await slowCallsSettled(slow);
+    expect(outcomes.sort()).toEqual(['a:false', 'b:false', 'c:set']);
+    expect(slow.calls).toBe(3);
+    terminated = true;
+    await db.terminate();
+    // Past every wait: a call still pending would have been sent to the terminated client by now.
+    await sleep(slow.ms + 200);
+    expect(rejections.reasons).toEqual([]);
+  } finally {
+    rejections.stop();
+    // Failed part-way: the calls sent to a live client, not into the next file.
+    if (!terminated) {
+      await sleep(slow.ms + 200);
+      await db.terminate();
+    }
   }
-  void slowed
-    .collection('things')
-    .doc('c')
-    .set({ n: 1 })
-    .then(() => outcomes.push('c:set'));
-  await slowCallsSettled(slow);
-  expect(outcomes.sort()).toEqual(['a:false', 'b:false', 'c:set']);
-  expect(slow.calls).toBe(3);
-  await db.terminate();
-  // Past every wait: a call still pending would have been sent to the terminated client by now.
-  await sleep(slow.ms + 200);
-  expect(rejections).toEqual([]);
 });
 
 it('settles at once with no call made', async () => {

@@ -14,8 +14,8 @@ export interface ApiServer {
   port: number;
   /**
    * Stops listening and drops every connection at once, requests in flight included (tests); resolves once
-   * the handlers still running have returned (each is bounded by its store calls' deadlines), or after
-   * CLOSE_HANDLERS_WAIT_MS.
+   * the handlers still running have returned, or after CLOSE_HANDLERS_WAIT_MS. A store call a deadline cut
+   * (its handler answered 503) may still be running: what it waits on is the caller's to settle.
    */
   close(): Promise<void>;
   /**
@@ -27,7 +27,8 @@ export interface ApiServer {
   shutdown(graceMs: number): Promise<void>;
 }
 
-/** close()'s wait for running handlers: past the worker routes' request budget (8 s). */
+/** close()'s wait for running handlers: past the worker routes' request budget (8 s) and one admin call's
+ * store deadline (API_STORE_CALL_DEADLINE_MS, 10 s, when unset: tests set theirs shorter). */
 export const CLOSE_HANDLERS_WAIT_MS = 10_000;
 
 type Closable = ServerType & {
@@ -104,13 +105,24 @@ function runningHandlers() {
   let running = 0;
   const waiting = new Set<() => void>();
   return {
-    async track(handle: () => Response | Promise<Response>): Promise<Response> {
+    /** A handler that answers at once (a plain Response) is counted out at once, on node-server's sync path. */
+    track(handle: () => Response | Promise<Response>): Response | Promise<Response> {
       running++;
-      try {
-        return await handle();
-      } finally {
+      const done = () => {
         if (--running === 0) for (const wake of waiting) wake();
+      };
+      let answer: Response | Promise<Response>;
+      try {
+        answer = handle();
+      } catch (err) {
+        done();
+        throw err;
       }
+      if (!(answer instanceof Promise)) {
+        done();
+        return answer;
+      }
+      return answer.finally(done);
     },
     /** Resolves once none is running, or after `ms`. */
     settled(ms: number): Promise<void> {
