@@ -27,8 +27,8 @@ export interface ApiServer {
   shutdown(graceMs: number): Promise<void>;
 }
 
-/** close()'s wait for running handlers: past the worker routes' request budget (8 s) and one admin call's
- * store deadline (API_STORE_CALL_DEADLINE_MS, 10 s, when unset: tests set theirs shorter). */
+/** close()'s wait for running handlers: the worker routes' request budget (8 s) and one admin store call's
+ * deadline (API_STORE_CALL_DEADLINE_MS, 10 s unset; tests set theirs shorter) both fit in it. */
 export const CLOSE_HANDLERS_WAIT_MS = 10_000;
 
 type Closable = ServerType & {
