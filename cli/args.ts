@@ -70,6 +70,20 @@ export function outputOf(values: Parsed['values'], allowed: readonly Output[]): 
   return o as Output;
 }
 
+/**
+ * A repeatable, comma-separated flag's items. Empty items between others are skipped (`a=1,,b=2`), but a
+ * flag given with none at all is refused: `-l "$SELECTOR"` with the variable unset sent `{"selector":{}}`,
+ * which leases a proxy of any pool, region or team, and exited 0.
+ */
+function givenItems(raw: string[] | string | undefined, flag: string, what: string): string[] {
+  const given = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  const items = given.flatMap((s) => s.split(','));
+  if (given.length > 0 && items.every((s) => s.trim() === '')) {
+    throw new UsageError(`${flag} given with no ${what}: leave the flag out for none`);
+  }
+  return items;
+}
+
 const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
@@ -78,7 +92,7 @@ const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 
  * read as one value — a typo must not become a filter that matches nothing.
  */
 export function keyValues(raw: string[] | string | undefined, flag: string): Record<string, string> {
-  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
+  const items = givenItems(raw, flag, 'key=value pair');
   const out: Record<string, string> = {};
   for (const item of items) {
     if (item === '') continue;
@@ -101,7 +115,7 @@ export function oneOfEach<T extends string>(
   flag: string,
   allowed: readonly T[],
 ): T[] {
-  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
+  const items = givenItems(raw, flag, 'value');
   const out: T[] = [];
   for (const item of items.map((s) => s.trim())) {
     if (item === '') continue;

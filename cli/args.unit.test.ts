@@ -28,6 +28,11 @@ describe('keyValues', () => {
     [['__proto__=x']],
     [['pool=demo,constructor=x']],
     [['prototype=x']],
+    // Given, but with no pair at all (an unset shell variable): not "no filter".
+    [['']],
+    [[',']],
+    [[' , ']],
+    [['', '']],
   ])('refuses %j', (raw) => {
     expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
   });

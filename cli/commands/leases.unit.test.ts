@@ -209,11 +209,32 @@ describe('leases acquire --protocol', () => {
     { flags: ['--protocol', 'https'], err: /--protocol must be one of http, socks5, got "https"/ },
     { flags: ['--protocol', 'socks5,socks5'], err: /--protocol: "socks5" given twice/ },
     { flags: ['--protocol'], err: /--protocol/ },
+    { flags: ['--protocol', ''], err: /--protocol given with no value/ },
   ])('refuses $flags before sending', async ({ flags, err }) => {
     const r = await cli(['acquire', '-l', 'pool=p', ...flags]);
     expect(r.code).toBe(2);
     expect(r.err.join('\n')).toMatch(err);
     expect(r.sent).toEqual([]);
+  });
+});
+
+// `leases acquire -l "$SELECTOR"` with the variable unset sent {"selector":{}}: a proxy of any pool, region or
+// team, exit 0. Bad usage, nothing sent; leaving the flag out is how to ask for any proxy.
+describe('leases acquire with a selector given empty', () => {
+  it.each([[['-l', '']], [['--selector', ',']], [['-l', ' ']], [['-l', '', '-l', '']]])(
+    '%j: refused before sending',
+    async (flags) => {
+      const r = await cli(['acquire', ...flags, '-o', 'env']);
+      expect(r.code).toBe(2);
+      expect(r.err.join('\n')).toMatch(/--selector given with no key=value pair/);
+      expect(r.sent).toEqual([]);
+    },
+  );
+
+  it('the flag left out asks for any proxy', async () => {
+    const r = await cli(['acquire', '-o', 'json']);
+    expect(r).toMatchObject({ code: 0, sent: ['http://127.0.0.1:9/v1/leases'] });
+    expect(r.bodies).toEqual([{ selector: {} }]);
   });
 });
 

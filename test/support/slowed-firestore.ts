@@ -42,7 +42,7 @@ function slowed<T extends object>(target: T, slow: Slow, calls: Set<string>): T 
   });
 }
 
-/** Resolves once every call made through `slow`'s clients so far (and any they led to) has settled. */
+/** Resolves once every call made through `slow`'s clients so far, and any made while waiting, has settled. */
 export async function slowCallsSettled(slow: Slow): Promise<void> {
   const pending = inFlight.get(slow);
   while (pending && pending.size > 0) await Promise.all(pending);
