@@ -56,6 +56,11 @@ export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {
       `credentials in the URL are never sent (the API takes a bearer token: PROXYPLANE_TOKEN): drop them from ${withoutUserinfo(raw)}`,
     );
   }
+  // Paths are appended to it: `http://h:18300?x=1` (pasted from a browser) sent every call to `/?x=1/v1/…`,
+  // and the API's 404 read as "is it older than this CLI?".
+  if (url.search || url.hash || /[?#]/.test(withoutUserinfo(raw))) {
+    throw new TypeError(`the API URL takes no query or fragment: drop it from ${withoutUserinfo(raw)}`);
+  }
   return raw.replace(/\/+$/, '');
 }
 

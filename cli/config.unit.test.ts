@@ -71,6 +71,31 @@ describe('resolveApiUrl', () => {
   it.each([['nope'], ['ftp://x']])('refuses %s', (v) => {
     expect(() => resolveApiUrl(v, {})).toThrow(TypeError);
   });
+  // Paths are appended to the URL: with a query or fragment every call went to `/` (the API's 404, read as
+  // "is it older than this CLI?"). An empty `?` or `#` too.
+  it.each([
+    ['http://127.0.0.1:9?x=1'],
+    ['http://127.0.0.1:9/#prod'],
+    ['https://api.example/?'],
+    ['https://api.example#'],
+  ])('refuses %s: no query or fragment', (v) => {
+    expect(() => resolveApiUrl(v, {})).toThrow(/the API URL takes no query or fragment/);
+  });
+  it('runs no command on such a URL: bad usage, nothing sent', async () => {
+    const io = recordingIo();
+    const sent: string[] = [];
+    const fetch = (async (url: string) => {
+      sent.push(url);
+      return new Response('{}', { headers: { 'content-type': 'application/json' } });
+    }) as unknown as typeof globalThis.fetch;
+    const code = await runCli(
+      ['proxies', 'delete', 'foo', '--api', 'http://127.0.0.1:9?x=1'],
+      cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'admin-token-0123456789' }),
+    );
+    expect(code).toBe(2);
+    expect(io.errLines.join('\n')).toMatch(/no query or fragment/);
+    expect(sent).toEqual([]);
+  });
   // Read as `npm start` reads it: a typo was taken for 0, and the CLI talked to the default plane.
   it.each([['1O'], ['1.5'], ['-100'], [''], ['40001']])(
     'refuses PROXYPLANE_PORT_OFFSET=%j as bad usage',

@@ -41,10 +41,16 @@ const HINTS: Record<string, Hint> = {
   unauthorized: (_b, _s, _p, _r, source) => refused(source),
   // A valid credential that may not do this: a crawler token on an admin route (the API's message says so),
   // or a Google identity that is not on the admin list.
-  forbidden: (b) =>
-    /crawler token/i.test(typeof b.message === 'string' ? b.message : '')
-      ? 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN, and the crawler token belongs in PROXYPLANE_CRAWLER_TOKEN (PROXYPLANE_TOKEN, when set, is sent by every command before either)'
-      : "your identity is valid but not an admin: ask for it to be added to the API's admin list (Terraform's admin_emails, ADMIN_EMAILS on the service)",
+  // The API's reason is kept: it names the identity gcloud sent (the usual mistake: another active account),
+  // and a token with no verified email is not mended by the admin list.
+  forbidden: (b) => {
+    const said = typeof b.message === 'string' ? withoutUserinfo(b.message) : '';
+    if (/crawler token/i.test(said))
+      return 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN, and the crawler token belongs in PROXYPLANE_CRAWLER_TOKEN (PROXYPLANE_TOKEN, when set, is sent by every command before either)';
+    if (/no verified email/i.test(said))
+      return `${said}: the API's admins are named by email — a service account's identity token needs its email claim (\`gcloud auth print-identity-token --impersonate-service-account=SA --include-email\`), or set PROXYPLANE_TOKEN`;
+    return `${said ? `${said}: ` : ''}your identity is valid but not an admin: ask for it to be added to the API's admin list (Terraform's admin_emails, ADMIN_EMAILS on the service), or check which account gcloud is using (\`gcloud auth list\`)`;
+  },
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).
   not_found: (b, _s, path) =>
