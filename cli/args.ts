@@ -71,17 +71,18 @@ export function outputOf(values: Parsed['values'], allowed: readonly Output[]): 
 }
 
 /**
- * A repeatable, comma-separated flag's items. Empty items between others are skipped (`a=1,,b=2`), but a
- * flag given with none at all is refused: `-l "$SELECTOR"` with the variable unset sent `{"selector":{}}`,
- * which leases a proxy of any pool, region or team, and exited 0.
+ * A repeatable, comma-separated flag's items. Blank items between others are skipped (`a=1,,b=2`, a
+ * trailing comma), but each time the flag is given it must hold one: `-l "$SELECTOR"` with the variable
+ * unset sent `{"selector":{}}`, which leases a proxy of any pool, region or team, and exited 0 — and
+ * `-l pool=prod -l "$REGION"` dropped the region filter the same way.
  */
 function givenItems(raw: string[] | string | undefined, flag: string, what: string): string[] {
   const given = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
-  const items = given.flatMap((s) => s.split(','));
-  if (given.length > 0 && items.every((s) => s.trim() === '')) {
+  const split = given.map((s) => s.split(','));
+  if (split.some((items) => items.every((i) => i.trim() === ''))) {
     throw new UsageError(`${flag} given with no ${what}: leave the flag out for none`);
   }
-  return items;
+  return split.flat().filter((i) => i.trim() !== '');
 }
 
 const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -95,7 +96,6 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
   const items = givenItems(raw, flag, 'key=value pair');
   const out: Record<string, string> = {};
   for (const item of items) {
-    if (item === '') continue;
     const eq = item.indexOf('=');
     if (eq <= 0) throw new UsageError(`${flag} takes key=value, got "${item}"`);
     const key = item.slice(0, eq).trim();
@@ -118,7 +118,6 @@ export function oneOfEach<T extends string>(
   const items = givenItems(raw, flag, 'value');
   const out: T[] = [];
   for (const item of items.map((s) => s.trim())) {
-    if (item === '') continue;
     if (!(allowed as readonly string[]).includes(item)) {
       throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got "${item}"`);
     }

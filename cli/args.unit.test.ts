@@ -10,6 +10,7 @@ describe('keyValues', () => {
     [['empty='], { empty: '' }],
     [['url=a=b'], { url: 'a=b' }],
     [['pool=demo,,region=us'], { pool: 'demo', region: 'us' }],
+    [['pool=demo, ,region=us,'], { pool: 'demo', region: 'us' }],
     // Trimmed around `=` on both sides: " demo" was sent, and matched nothing.
     [['pool = demo'], { pool: 'demo' }],
     [undefined, {}],
@@ -31,8 +32,10 @@ describe('keyValues', () => {
     // Given, but with no pair at all (an unset shell variable): not "no filter".
     [['']],
     [[',']],
-    [[' , ']],
     [['', '']],
+    // One of them empty (`-l pool=prod -l "$REGION"`): the region filter was dropped, the selector wider.
+    [['pool=prod', '']],
+    [['pool=prod', ' , ']],
   ])('refuses %j', (raw) => {
     expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
   });

@@ -58,8 +58,12 @@ export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {
   }
   // Paths are appended to it: `http://h:18300?x=1` (pasted from a browser) sent every call to `/?x=1/v1/…`,
   // and the API's 404 read as "is it older than this CLI?".
-  if (url.search || url.hash || /[?#]/.test(withoutUserinfo(raw))) {
-    throw new TypeError(`the API URL takes no query or fragment: drop it from ${withoutUserinfo(raw)}`);
+  // Named without them: the local plane's fleet link carries the admin token in its query (`?token=…`).
+  const shown = withoutUserinfo(raw);
+  if (url.search || url.hash || /[?#]/.test(shown)) {
+    throw new TypeError(
+      `the API URL takes no query or fragment: drop its ?… or #… (${shown.replace(/[?#].*/s, '')}…)`,
+    );
   }
   return raw.replace(/\/+$/, '');
 }

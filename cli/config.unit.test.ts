@@ -81,6 +81,24 @@ describe('resolveApiUrl', () => {
   ])('refuses %s: no query or fragment', (v) => {
     expect(() => resolveApiUrl(v, {})).toThrow(/the API URL takes no query or fragment/);
   });
+  // `npm start` prints the fleet link with the admin token in its query: pasted as --api, not echoed back.
+  it('names such a URL without its query or fragment', () => {
+    for (const v of [
+      'http://127.0.0.1:18300/fleet?token=ADMINSECRET123',
+      'http://127.0.0.1:18300/#t=SECRET',
+    ]) {
+      let message = '';
+      try {
+        resolveApiUrl(v, {});
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(
+        /no query or fragment: drop its \?… or #… \(http:\/\/127\.0\.0\.1:18300\/(fleet)?…\)/,
+      );
+      expect(message).not.toMatch(/SECRET/);
+    }
+  });
   it('runs no command on such a URL: bad usage, nothing sent', async () => {
     const io = recordingIo();
     const sent: string[] = [];

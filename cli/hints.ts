@@ -48,8 +48,10 @@ const HINTS: Record<string, Hint> = {
     if (/crawler token/i.test(said))
       return 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN, and the crawler token belongs in PROXYPLANE_CRAWLER_TOKEN (PROXYPLANE_TOKEN, when set, is sent by every command before either)';
     if (/no verified email/i.test(said))
-      return `${said}: the API's admins are named by email — a service account's identity token needs its email claim (\`gcloud auth print-identity-token --impersonate-service-account=SA --include-email\`), or set PROXYPLANE_TOKEN`;
-    return `${said ? `${said}: ` : ''}your identity is valid but not an admin: ask for it to be added to the API's admin list (Terraform's admin_emails, ADMIN_EMAILS on the service), or check which account gcloud is using (\`gcloud auth list\`)`;
+      return `${said}: the API's admins are named by email, and a service account's identity token carries one only when asked — \`PROXYPLANE_TOKEN="$(gcloud auth print-identity-token --impersonate-service-account=SA --include-email --audiences="$API")"\``;
+    const admins =
+      "ask for it to be added to the API's admin list (Terraform's admin_emails, ADMIN_EMAILS on the service), or check which account gcloud is using (`gcloud auth list`)";
+    return said ? `${said}: ${admins}` : `your identity is valid but not an admin: ${admins}`;
   },
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).

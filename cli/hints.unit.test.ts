@@ -73,7 +73,7 @@ describe('describeFailure', () => {
       new ApiCallError(403, 'forbidden', { error: 'forbidden', message: 'x@example.com is not an admin' }),
       1,
       // The API's reason kept: it names the identity gcloud sent.
-      /^error: forbidden — x@example\.com is not an admin: your identity is valid but not an admin: ask for it to be added to the API's admin list \(Terraform's admin_emails, ADMIN_EMAILS on the service\), or check which account gcloud is using/,
+      /^error: forbidden — x@example\.com is not an admin: ask for it to be added to the API's admin list \(Terraform's admin_emails, ADMIN_EMAILS on the service\), or check which account gcloud is using/,
     ],
     [
       new ApiCallError(403, 'forbidden', {
@@ -82,12 +82,12 @@ describe('describeFailure', () => {
       }),
       1,
       // Not "ask to be added to the admin list": no email, nothing the list could name.
-      /^error: forbidden — the token carries no verified email: the API's admins are named by email — a service account's identity token needs its email claim \(`gcloud auth print-identity-token --impersonate-service-account=SA --include-email`\)/,
+      /^error: forbidden — the token carries no verified email: the API's admins are named by email, and a service account's identity token carries one only when asked — `PROXYPLANE_TOKEN="\$\(gcloud auth print-identity-token --impersonate-service-account=SA --include-email --audiences="\$API"\)"`$/,
     ],
     [
       new ApiCallError(403, 'forbidden', { error: 'forbidden' }),
       1,
-      /^error: forbidden — your identity is valid but not an admin: ask for it/,
+      /^error: forbidden — your identity is valid but not an admin: ask for it to be added/,
     ],
     [new ApiCallError(404, 'unknown_job', {}, '/v1/jobs/x:run'), 1, /jobs list` shows the job names/],
     [
