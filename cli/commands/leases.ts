@@ -161,13 +161,6 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
     throw new UsageError(`the result must be one of ${RESULTS.join(', ')}, got "${result}"`);
   outputOf(args.values, ['table']);
   const body: Record<string, unknown> = { result };
-  // Absent: the service's default (http only; SOCKS5 is opt-in, docs/leases.md).
-  const protocols = oneOfEach(
-    args.values.protocol as string[] | undefined,
-    '--protocol',
-    ProxyProtocol.options,
-  );
-  if (protocols.length > 0) body.protocols = protocols;
   if (args.values.target !== undefined) body.target = args.values.target;
   await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, {
     role: 'crawler',
