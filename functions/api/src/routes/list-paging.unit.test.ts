@@ -239,5 +239,8 @@ describe('page tokens', () => {
     expect(readPageToken(t)).toEqual({ tag, after: 'p3' });
     // A name with a dot in it still reads back whole: the tag has a fixed length.
     expect(readPageToken(pageTokenOf('a.b', tag))).toEqual({ tag, after: 'a.b' });
+    // A hand-made document's id reads back, control characters (but NUL) and all.
+    for (const id of ['bad\nid', 'tab\there', 'cr\r', 'del\u007f', 'Edge 1'])
+      expect(readPageToken(pageTokenOf(id, tag))).toEqual({ tag, after: id });
   });
 });
