@@ -521,7 +521,8 @@ function generateCases(doc: Document, f: Fixture): Case[] {
           values.push('-1', '0', 'NaN', '1e309', '99999999999999999999', '1.5', '', '0x10', ' 1');
         if (s.pattern) values.push('!!', '..', 'a b');
         if (p.name === 'pageToken') {
-          // Tokens the list never hands out (each names a document id): garbage, and ids Firestore refuses.
+          // Tokens the list never hands out (each names a document id): garbage, ids Firestore refuses, and NULs
+          // (an id Firestore holds, but the token reader refuses: document-id.ts).
           const token = (id: string) => Buffer.from(id).toString('base64url');
           values.push('AAAA', 'zzzzzzzz', token('\u0000\u0001'), token('..'), token('.'));
           values.push(token('__x__'), token('a'.repeat(1536)), token('a/b'), token('gw-1\u0000'));

@@ -7,8 +7,9 @@
  * reads), not '.' or '..', not a reserved __id__, at most 1,500 bytes, no NUL. Other control characters
  * are ids like any other: a document written by hand may have one (a name read from a file, its line
  * break kept; docs/api.md: listed under `skipped`), a listing hands out the id of the last document it
- * read, and a token refused for one stopped every paged listing at that page. NUL stays refused: no
- * tool writes one by accident, and a token that decodes to NULs is garbage (`AAAA`).
+ * read, and a token refused for one stopped every paged listing at that page. NUL stays refused although
+ * Firestore holds it (the emulator does): no tool writes one by accident, and a token that decodes to NULs
+ * is garbage (`AAAA`) — a hand-made id with a NUL would still end a paged listing.
  */
 export const isDocumentId = (id: string): boolean =>
   id.length > 0 &&
