@@ -123,16 +123,17 @@ function api() {
   return { post, everythingSlow, fs, ps };
 }
 
+// Every call of every test on fake time: the slowed adapters' waits and the budget's clock.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 const registration = { workerId: 'gw-1', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 };
 
 describe('a worker call whose every Firestore and Pub/Sub call answers just inside its own bound', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('registration: 503 unavailable with Retry-After within the request budget, not 200 at 11.6 s', async () => {
     const { post, everythingSlow } = api();
     everythingSlow();
@@ -168,13 +169,6 @@ describe('a worker call whose every Firestore and Pub/Sub call answers just insi
 });
 
 describe('registration with the optional pass request slow as well as the required calls', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('a retry answers 200: the pass request (best effort) does not eat the time the ownership epoch read needs', async () => {
     const { post, fs, ps } = api();
     // Firestore 1.9 s a call, the subscription ensure 2.9 s, the pass request's publish 1.9 s.

@@ -1277,6 +1277,16 @@ describe('reports', () => {
       Date.now() < T0 + untilMs ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
   };
 
+  /** Records outcome(1), outcome(2), … at these times (ms from now, ascending), the clock moving between. */
+  const recordAt = async (h: ReturnType<typeof harness>, times: number[]) => {
+    let now = 0;
+    for (const [i, t] of times.entries()) {
+      if (t > now) await vi.advanceTimersByTimeAsync(t - now);
+      now = t;
+      h.worker.recordOutcome(outcome(i + 1));
+    }
+  };
+
   it('an outcome batch that outlives the age bound is dropped unsent (counted, logged once); the next goes under the next sequence', async () => {
     // The API stamps a batch with the time it stores it: outcomes held through an outage would reach the
     // probe's passive track as fresh evidence. Past max(60 s, 3 report intervals) they are dropped.
@@ -1361,13 +1371,7 @@ describe('reports', () => {
       await acked(h);
       h.script('outcomes', refusal(413, 'payload_too_large'));
       awayUntil(h, 63_000);
-      h.worker.recordOutcome(outcome(1));
-      await vi.advanceTimersByTimeAsync(300);
-      h.worker.recordOutcome(outcome(2));
-      await vi.advanceTimersByTimeAsync(300);
-      h.worker.recordOutcome(outcome(3));
-      await vi.advanceTimersByTimeAsync(4_200);
-      h.worker.recordOutcome(outcome(4)); // 4.8 s in; the tick at 5 s takes all four
+      await recordAt(h, [0, 300, 600, 4_800]); // 4 at 4.8 s; the tick at 5 s takes all four
       await vi.advanceTimersByTimeAsync(61_000 - 4_800);
       const early = calls(h);
       // Taken at 5 s as one batch, refused 413: split into [1, 2] and [3, 4]; [1, 2] retried on the backoff.
@@ -1391,11 +1395,7 @@ describe('reports', () => {
       const { h } = clocks();
       await acked(h);
       awayUntil(h, 63_000);
-      h.worker.recordOutcome(outcome(1));
-      await vi.advanceTimersByTimeAsync(2_000);
-      h.worker.recordOutcome(outcome(2));
-      await vi.advanceTimersByTimeAsync(2_800);
-      h.worker.recordOutcome(outcome(3)); // 4.8 s in; the tick at 5 s takes all three
+      await recordAt(h, [0, 2_000, 4_800]); // 3 at 4.8 s; the tick at 5 s takes all three
       await vi.advanceTimersByTimeAsync(70_000 - 4_800);
       const c = calls(h);
       // 60.75 s: 1 (seen at 0) goes; 64.75 s: 2 (2 s) goes, 3 (4.8 s) is sent, all under the batch's sequence.

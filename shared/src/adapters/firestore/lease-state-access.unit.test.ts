@@ -1,18 +1,20 @@
 // bounded / guard inside a spent request budget: the Firestore call is never started, so its "not sent"
 // is true and there is no orphaned call whose later rejection nobody hears.
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type RejectionRecorder,
+  recordUnhandledRejections,
+} from '../../../../test/support/unhandled-rejections.js';
 import { withRequestBudget } from '../deadline.js';
 import { bounded, guard } from './lease-state-access.js';
 
 describe('lease state access inside a spent request budget', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  process.on('unhandledRejection', onUnhandled);
-  afterAll(() => {
-    process.off('unhandledRejection', onUnhandled);
+  let rejections: RejectionRecorder;
+  beforeEach(() => {
+    rejections = recordUnhandledRejections();
   });
   afterEach(() => {
-    unhandled.length = 0;
+    rejections.stop();
   });
 
   // A call that, once started, rejects a little later — as a Firestore call given up would.
@@ -25,7 +27,7 @@ describe('lease state access inside a spent request budget', () => {
     await expect(withRequestBudget(0, () => bounded(call, 'write x'))).rejects.toThrow(/not sent/);
     await settle();
     expect(call).not.toHaveBeenCalled();
-    expect(unhandled).toEqual([]);
+    expect(rejections.reasons).toEqual([]);
   });
 
   it('guard does not start the call either', async () => {
@@ -33,7 +35,7 @@ describe('lease state access inside a spent request budget', () => {
     await expect(withRequestBudget(0, () => guard('read x', call))).rejects.toThrow(/read x/);
     await settle();
     expect(call).not.toHaveBeenCalled();
-    expect(unhandled).toEqual([]);
+    expect(rejections.reasons).toEqual([]);
   });
 
   it('with budget left the call is made and answered', async () => {
