@@ -20,7 +20,13 @@ let plane: ControlPlane;
 let w: WorkerClient;
 
 beforeAll(async () => {
-  plane = await startControlPlane({ projectId: testProjectId('demo-wa'), workerIds: ['gw-1', 'gw-2'] });
+  plane = await startControlPlane({
+    projectId: testProjectId('demo-wa'),
+    workerIds: ['gw-1', 'gw-2'],
+    // This file tests the rules, not lapses, and no reporter runs: at 6 s a loaded run could lapse the
+    // session between two tests' calls (409 session_expired).
+    env: { WORKER_SESSION_TTL_SECONDS: '60' },
+  });
   await plane.proxies.create(poolProxy('ap-0', 1));
   await plane.proxies.create(poolProxy('ap-1', 2));
   w = plane.client('gw-1');
@@ -112,7 +118,11 @@ describe('snapshots, ACK and runtime reports', () => {
   beforeAll(async () => {
     w.startPull();
     await plane.tick();
-    await eventually(() => w.current?.proxies.length === 2 && w.ackBound, 45_000, 'the first snapshot ACKed');
+    await eventually(
+      () => w.current?.proxies.length === 2 && w.ackBound?.version === w.current.version,
+      45_000,
+      'the first snapshot with proxies ACKed',
+    );
   });
 
   it('serves the latest full snapshot, identical to what Pub/Sub delivered', async () => {
@@ -146,111 +156,126 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(r).toMatchObject({ status: 409, body: { error } });
   });
 
-  it('enforces the report rules: ACK bound, strict sequence, identical replay only', async () => {
-    const bound = w.ackBound!;
-    const base = {
-      sessionId: w.sessionId,
-      draining: false,
-      counts: [{ proxy: 'ap-0', active: 1, reserved: 0 }],
-    };
-    const send = (over: object) => w.call('POST', '/v1/workers/gw-1/runtime', { ...base, ...over });
-    const at = { snapshotVersion: bound.version, epoch: bound.epoch };
-    expect(await send({ ...at, reportSequence: 100, snapshotVersion: bound.version + 1 })).toMatchObject({
-      status: 409,
-      body: { error: 'ack_bound_mismatch' },
+  describe('on a held ACK bound', () => {
+    // These name the bound in raw reports: the pull is paused so that no snapshot arriving mid-test (a pass
+    // renewing grants, late under load) moves it — a report on the bound read before was then refused
+    // ack_bound_mismatch.
+    beforeAll(async () => {
+      await w.stopPull();
     });
-    expect(await send({ ...at, reportSequence: 100, epoch: bound.epoch + 1 })).toMatchObject({
-      status: 409,
-      body: { error: 'ack_bound_mismatch' },
+    afterAll(() => {
+      w.startPull();
     });
-    const ok = await send({ ...at, reportSequence: 100 });
-    expect(ok).toMatchObject({ status: 200, body: { acceptedSequence: 100, replay: false } });
-    expect(await send({ ...at, reportSequence: 100 })).toMatchObject({ status: 200, body: { replay: true } });
-    expect(await send({ ...at, reportSequence: 100, counts: [] })).toMatchObject({
-      status: 409,
-      body: { error: 'sequence_conflict' },
+
+    it('enforces the report rules: ACK bound, strict sequence, identical replay only', async () => {
+      const bound = w.ackBound!;
+      const base = {
+        sessionId: w.sessionId,
+        draining: false,
+        counts: [{ proxy: 'ap-0', active: 1, reserved: 0 }],
+      };
+      const send = (over: object) => w.call('POST', '/v1/workers/gw-1/runtime', { ...base, ...over });
+      const at = { snapshotVersion: bound.version, epoch: bound.epoch };
+      expect(await send({ ...at, reportSequence: 100, snapshotVersion: bound.version + 1 })).toMatchObject({
+        status: 409,
+        body: { error: 'ack_bound_mismatch' },
+      });
+      expect(await send({ ...at, reportSequence: 100, epoch: bound.epoch + 1 })).toMatchObject({
+        status: 409,
+        body: { error: 'ack_bound_mismatch' },
+      });
+      const ok = await send({ ...at, reportSequence: 100 });
+      expect(ok).toMatchObject({ status: 200, body: { acceptedSequence: 100, replay: false } });
+      expect(await send({ ...at, reportSequence: 100 })).toMatchObject({
+        status: 200,
+        body: { replay: true },
+      });
+      expect(await send({ ...at, reportSequence: 100, counts: [] })).toMatchObject({
+        status: 409,
+        body: { error: 'sequence_conflict' },
+      });
+      expect(await send({ ...at, reportSequence: 99 })).toMatchObject({
+        status: 409,
+        body: { error: 'sequence_regression' },
+      });
+      expect(
+        await send({
+          ...at,
+          reportSequence: 101,
+          counts: [
+            { proxy: 'ap-0', active: 1, reserved: 0 },
+            { proxy: 'ap-0', active: 2, reserved: 0 },
+          ],
+        }),
+      ).toMatchObject({ status: 400, body: { error: 'invalid_counts' } });
+      expect(
+        await send({ ...at, reportSequence: 101, counts: [{ proxy: 'ap-0', active: -1, reserved: 0 }] }),
+      ).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+      w.sequence = 101;
     });
-    expect(await send({ ...at, reportSequence: 99 })).toMatchObject({
-      status: 409,
-      body: { error: 'sequence_regression' },
+
+    it('de-duplicates outcome batches by sequence; unknown stages and foreign proxies are ignored', async () => {
+      const outcomes = [
+        { proxy: 'ap-0', stage: 'DIAL', ok: false, latencyMs: 3000, target: 'example.com:443' },
+        { proxy: 'ap-0', stage: 'TUNNEL', ok: true, latencyMs: 120, target: 'example.com:443', status: 200 },
+        { proxy: 'ap-0', stage: 'QUIC_HANDSHAKE', ok: false, latencyMs: 1, target: 'example.com:443' },
+        { proxy: 'not-mine', stage: 'DIAL', ok: false, latencyMs: 1, target: 'example.com:443' },
+      ];
+      const worker = () => plane.firestore.collection('workers').doc('gw-1').get();
+      // A field of the last report that no decoder keeps: a write of the whole record would drop it.
+      expect((await worker()).get('report')).not.toBeNull();
+      await plane.firestore.collection('workers').doc('gw-1').update({ 'report.note': 'kept' });
+      const before = (await worker()).data()!;
+      expect(await w.outcomes(outcomes, 5)).toMatchObject({
+        status: 200,
+        body: { acceptedSequence: 5, duplicate: false, recorded: 2, ignored: 2 },
+      });
+      // The batch moves the session's outcome sequence and nothing else of the worker's document.
+      expect((await worker()).data()).toEqual({ ...before, outcomeSequence: 5 });
+      expect(await w.outcomes(outcomes, 5)).toMatchObject({
+        status: 200,
+        body: { acceptedSequence: 5, duplicate: true },
+      });
+      expect(await w.outcomes(outcomes, 3)).toMatchObject({
+        status: 200,
+        body: { acceptedSequence: 5, duplicate: true },
+      });
+      const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__5`).get();
+      expect(batch.get('proxies')).toEqual({
+        'ap-0': { ok: 1, dial: 1, proxyHandshake: 0, responseHeaders: 0, tunnel: 0, latencyMsSum: 120 },
+      });
     });
-    expect(
-      await send({
-        ...at,
-        reportSequence: 101,
+
+    it('counts no outcome on a proxy the worker only names in its runtime report: its load report proves no ownership', async () => {
+      // A worker credential must not fail proxies it does not own (another worker's, or crawler-only ones)
+      // by reporting load on them and then DIAL failures: the passive track would take them out of service.
+      const bound = w.ackBound!;
+      const r = await w.call('POST', '/v1/workers/gw-1/runtime', {
+        sessionId: w.sessionId,
+        draining: false,
+        snapshotVersion: bound.version,
+        epoch: bound.epoch,
+        reportSequence: ++w.sequence,
         counts: [
           { proxy: 'ap-0', active: 1, reserved: 0 },
-          { proxy: 'ap-0', active: 2, reserved: 0 },
+          { proxy: 'not-mine', active: 1, reserved: 0 },
         ],
-      }),
-    ).toMatchObject({ status: 400, body: { error: 'invalid_counts' } });
-    expect(
-      await send({ ...at, reportSequence: 101, counts: [{ proxy: 'ap-0', active: -1, reserved: 0 }] }),
-    ).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
-    w.sequence = 101;
-  });
-
-  it('de-duplicates outcome batches by sequence; unknown stages and foreign proxies are ignored', async () => {
-    const outcomes = [
-      { proxy: 'ap-0', stage: 'DIAL', ok: false, latencyMs: 3000, target: 'example.com:443' },
-      { proxy: 'ap-0', stage: 'TUNNEL', ok: true, latencyMs: 120, target: 'example.com:443', status: 200 },
-      { proxy: 'ap-0', stage: 'QUIC_HANDSHAKE', ok: false, latencyMs: 1, target: 'example.com:443' },
-      { proxy: 'not-mine', stage: 'DIAL', ok: false, latencyMs: 1, target: 'example.com:443' },
-    ];
-    const worker = () => plane.firestore.collection('workers').doc('gw-1').get();
-    // A field of the last report that no decoder keeps: a write of the whole record would drop it.
-    expect((await worker()).get('report')).not.toBeNull();
-    await plane.firestore.collection('workers').doc('gw-1').update({ 'report.note': 'kept' });
-    const before = (await worker()).data()!;
-    expect(await w.outcomes(outcomes, 5)).toMatchObject({
-      status: 200,
-      body: { acceptedSequence: 5, duplicate: false, recorded: 2, ignored: 2 },
+      });
+      expect(r).toMatchObject({ status: 200 });
+      const failures = Array.from({ length: 5 }, () => ({
+        proxy: 'not-mine',
+        stage: 'DIAL',
+        ok: false,
+        latencyMs: 1,
+        target: 'example.com:443',
+      }));
+      expect(await w.outcomes(failures, 6)).toMatchObject({
+        status: 200,
+        body: { acceptedSequence: 6, duplicate: false, recorded: 0, ignored: 5 },
+      });
+      const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__6`).get();
+      expect(batch.exists).toBe(false);
     });
-    // The batch moves the session's outcome sequence and nothing else of the worker's document.
-    expect((await worker()).data()).toEqual({ ...before, outcomeSequence: 5 });
-    expect(await w.outcomes(outcomes, 5)).toMatchObject({
-      status: 200,
-      body: { acceptedSequence: 5, duplicate: true },
-    });
-    expect(await w.outcomes(outcomes, 3)).toMatchObject({
-      status: 200,
-      body: { acceptedSequence: 5, duplicate: true },
-    });
-    const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__5`).get();
-    expect(batch.get('proxies')).toEqual({
-      'ap-0': { ok: 1, dial: 1, proxyHandshake: 0, responseHeaders: 0, tunnel: 0, latencyMsSum: 120 },
-    });
-  });
-
-  it('counts no outcome on a proxy the worker only names in its runtime report: its load report proves no ownership', async () => {
-    // A worker credential must not fail proxies it does not own (another worker's, or crawler-only ones)
-    // by reporting load on them and then DIAL failures: the passive track would take them out of service.
-    const bound = w.ackBound!;
-    const r = await w.call('POST', '/v1/workers/gw-1/runtime', {
-      sessionId: w.sessionId,
-      draining: false,
-      snapshotVersion: bound.version,
-      epoch: bound.epoch,
-      reportSequence: ++w.sequence,
-      counts: [
-        { proxy: 'ap-0', active: 1, reserved: 0 },
-        { proxy: 'not-mine', active: 1, reserved: 0 },
-      ],
-    });
-    expect(r).toMatchObject({ status: 200 });
-    const failures = Array.from({ length: 5 }, () => ({
-      proxy: 'not-mine',
-      stage: 'DIAL',
-      ok: false,
-      latencyMs: 1,
-      target: 'example.com:443',
-    }));
-    expect(await w.outcomes(failures, 6)).toMatchObject({
-      status: 200,
-      body: { acceptedSequence: 6, duplicate: false, recorded: 0, ignored: 5 },
-    });
-    const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__6`).get();
-    expect(batch.exists).toBe(false);
   });
 
   it('bounds batch size and body size', async () => {

@@ -30,8 +30,8 @@ afterAll(async () => {
 
 describe('revokeProxyIds', () => {
   it('reach the owner on the reports refused as stale_epoch while its snapshot of the drain is late', async () => {
-    const bound = w.ackBound!;
     await w.stopPull(); // the snapshot that drops rv-1 will not reach it
+    const bound = w.ackBound!; // read once the pull's ACKs are answered (stopPull)
     const stored = (await plane.proxies.get('rv-1'))!;
     const spec = { ...stored.proxy.spec, gatewayPool: false };
     expect(await plane.proxies.replaceSpec('rv-1', spec, stored.version)).toBe('written');

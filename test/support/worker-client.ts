@@ -72,6 +72,8 @@ export class WorkerClient {
   private outcomeSequence = 0;
   /** The ACKs of applied snapshots not answered yet: a report waits for them (see report). */
   private readonly acking = new Set<Promise<unknown>>();
+  /** The snapshot messages being handled (a delta that does not apply fetches the latest first). */
+  private readonly handling = new Set<Promise<void>>();
 
   constructor(private readonly o: WorkerClientOptions) {
     this.workerId = o.workerId;
@@ -125,16 +127,28 @@ export class WorkerClient {
     this.subscription = this.o.pubsub.subscription(this.registration.snapshotSubscription, {
       flowControl: { maxMessages: 10 },
     });
-    this.subscription.on('message', (m: Message) => void this.onMessage(m));
+    this.subscription.on('message', (m: Message) => {
+      const handled: Promise<void> = this.onMessage(m).finally(() => this.handling.delete(handled));
+      this.handling.add(handled);
+    });
     this.subscription.on('error', () => {});
   }
 
+  /**
+   * Stops the pull, then waits for what it had received: the snapshots being applied and their ACKs. From
+   * then on the ACK bound moves only by the test's own calls — a test naming it in raw reports reads it
+   * after this (a snapshot ACKed mid-test, say a pass renewing grants under load, made them 409
+   * ack_bound_mismatch).
+   */
   async stopPull(): Promise<void> {
     const s = this.subscription;
     this.subscription = null;
     if (s) {
       s.removeAllListeners('message');
       await s.close();
+    }
+    while (this.handling.size > 0 || this.acking.size > 0) {
+      await Promise.allSettled([...this.handling, ...this.acking]);
     }
   }
 
@@ -165,10 +179,24 @@ export class WorkerClient {
     if (d.action !== 'apply') return;
     this.current = s;
     this.history.push({ snapshot: s, at: Date.now(), via });
-    const acked: Promise<unknown> = this.ack()
+    const acked: Promise<unknown> = this.ackApplied(s)
       .catch(() => {})
       .finally(() => this.acking.delete(acked));
     this.acking.add(acked);
+  }
+
+  /**
+   * ACKs an applied snapshot, trying a 429 or 5xx again a few times as the gateway's ACK loop does: the
+   * controller may have taken one it answered 503 (a write landing after the request's budget ran out),
+   * and the client's bound, left behind, made every report on it 409 ack_bound_mismatch.
+   */
+  private async ackApplied(s: GatewaySnapshot): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.ack(s);
+      const transient = r.status === 429 || r.status >= 500;
+      if (!transient || attempt === ACK_ATTEMPTS || this.current !== s) return;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
   }
 
   async fetchLatest(): Promise<HttpAnswer> {
@@ -324,6 +352,9 @@ export async function snapshotPassAfter(firestore: Firestore, afterMs: number, t
 // The controller side for tests: the API in this process on a free port (the real app, the real adapters on
 // the emulators) and the snapshot function as its own functions-framework process, both on the test's own
 // project and both reading the same worker settings.
+
+/** Tries of one applied snapshot's ACK (ackApplied): a transient refusal is tried again. */
+const ACK_ATTEMPTS = 5;
 
 export const ADMIN_TOKEN = 'workers-test-admin-token-0123456789';
 export const workerToken = (workerId: string) => `worker-token-${workerId}-0123456789`;
