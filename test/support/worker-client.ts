@@ -29,6 +29,11 @@ import { startTestPlane } from './local-plane.js';
 import { pollUntil } from './poll.js';
 import { type PacedTicks, startPacedTicks } from './snapshot-ticker.js';
 
+/** Tries of one applied snapshot's ACK (ackApplied): a transient refusal is tried again. */
+const ACK_ATTEMPTS = 5;
+/** Tries of one report (report): sent again only on a bound an ACK moved while it was out. */
+const REPORT_ATTEMPTS = 3;
+
 export interface WorkerClientOptions {
   apiUrl: string;
   workerId: string;
@@ -147,6 +152,11 @@ export class WorkerClient {
       s.removeAllListeners('message');
       await s.close();
     }
+    await this.settled();
+  }
+
+  /** Waits until no received snapshot is being applied and no ACK is out. */
+  private async settled(): Promise<void> {
     while (this.handling.size > 0 || this.acking.size > 0) {
       await Promise.allSettled([...this.handling, ...this.acking]);
     }
@@ -220,19 +230,34 @@ export class WorkerClient {
     return r;
   }
 
-  /** One runtime report on the ACK bound with the client's counts (a fresh sequence each time). */
+  /**
+   * One runtime report on the ACK bound with the client's counts (a fresh sequence each time). On the bound
+   * as the controller holds it: a report built while a snapshot was being applied or ACKed named the bound
+   * before it, and the controller, having taken the ACK, refused it ack_bound_mismatch (under load). One
+   * refused so because an ACK landed while it was out is sent again on the new bound, as the gateway's
+   * report loop does.
+   */
   async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
-    // On the bound as the controller holds it: a report built while an ACK was out named the bound before
-    // it, and the controller, having taken the ACK, refused it ack_bound_mismatch (under load).
-    await Promise.all([...this.acking]);
-    if (!this.ackBound) return { status: 0, body: { error: 'no_ack_yet' } };
+    for (let attempt = 1; ; attempt++) {
+      await this.settled();
+      const bound = this.ackBound;
+      if (!bound) return { status: 0, body: { error: 'no_ack_yet' } };
+      const r = await this.reportOn(bound, over);
+      const now = this.ackBound;
+      const moved = now !== null && (now.version !== bound.version || now.epoch !== bound.epoch);
+      const named = 'snapshotVersion' in over || 'epoch' in over;
+      if (r.body.error !== 'ack_bound_mismatch' || !moved || named || attempt === REPORT_ATTEMPTS) return r;
+    }
+  }
+
+  private async reportOn(bound: { version: number; epoch: number }, over: Record<string, unknown>) {
     const counts = this.counts;
     const sentAt = Date.now();
     const r = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
       sessionId: this.sessionId,
       reportSequence: ++this.sequence,
-      snapshotVersion: this.ackBound.version,
-      epoch: this.ackBound.epoch,
+      snapshotVersion: bound.version,
+      epoch: bound.epoch,
       draining: this.draining,
       counts,
       ...over,
@@ -352,9 +377,6 @@ export async function snapshotPassAfter(firestore: Firestore, afterMs: number, t
 // The controller side for tests: the API in this process on a free port (the real app, the real adapters on
 // the emulators) and the snapshot function as its own functions-framework process, both on the test's own
 // project and both reading the same worker settings.
-
-/** Tries of one applied snapshot's ACK (ackApplied): a transient refusal is tried again. */
-const ACK_ATTEMPTS = 5;
 
 export const ADMIN_TOKEN = 'workers-test-admin-token-0123456789';
 export const workerToken = (workerId: string) => `worker-token-${workerId}-0123456789`;
