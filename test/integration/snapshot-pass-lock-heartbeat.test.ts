@@ -17,6 +17,7 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { pollUntil } from '../support/poll.js';
 import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
@@ -93,9 +94,15 @@ describe('a snapshot pass that runs past its lock’s lifetime', () => {
     let busy: unknown;
     deps.publisher = {
       publish: async (m) => {
-        // A's publish takes a second, and the next pass comes meanwhile.
+        // A's publish takes a second, and the next pass comes meanwhile — once a beat on the moved clock has
+        // landed (a fixed 400 ms wait for it lost to a loaded emulator: pass-b took the lapsed lock).
         clock.set(at(1));
-        await new Promise((r) => setTimeout(r, 400));
+        await pollUntil(
+          () => ownership.read(),
+          (st) => st.lock?.holder === 'pass-a' && st.lock.until.getTime() > at(1).getTime(),
+          10_000,
+          'a heartbeat extending the lock on the moved clock',
+        );
         busy = await runSnapshotPass(firestorePassDeps(db, clock, [], 'pass-b')).catch((err) => err);
         return publish(m);
       },

@@ -19,7 +19,13 @@ let plane: ControlPlane;
 let w: WorkerClient;
 
 beforeAll(async () => {
-  plane = await startControlPlane({ projectId: testProjectId('demo-whi'), workerIds: ['gw-1'] });
+  plane = await startControlPlane({
+    projectId: testProjectId('demo-whi'),
+    workerIds: ['gw-1'],
+    // The pass below builds for live sessions only, and with the pull stopped only the one report keeps
+    // this one: at 6 s a loaded run's tick came after it lapsed, and the header was never written again.
+    env: { WORKER_SESSION_TTL_SECONDS: '60' },
+  });
   await plane.proxies.create(poolProxy('ap-0', 1));
   w = await ackedWorker(plane, 'gw-1', 1);
   // No snapshot taken from here on: its ACK would read the broken header too, fail, and register again.

@@ -18,7 +18,13 @@ let plane: ControlPlane;
 let w: WorkerClient;
 
 beforeAll(async () => {
-  plane = await startControlPlane({ projectId: testProjectId('demo-rv'), workerIds: ['gw-r'] });
+  plane = await startControlPlane({
+    projectId: testProjectId('demo-rv'),
+    workerIds: ['gw-r'],
+    // Nothing here tests a lapse, and with the pull stopped only the reports keep the session: at 6 s a
+    // loaded run lapsed it during the drain's pass (409 session_expired, not stale_epoch).
+    env: { WORKER_SESSION_TTL_SECONDS: '60' },
+  });
   for (const [i, name] of ['rv-0', 'rv-1'].entries()) await plane.proxies.create(poolProxy(name, i + 1));
   w = await ackedWorker(plane, 'gw-r', 2, 30_000);
   expect((await w.report()).status).toBe(200);

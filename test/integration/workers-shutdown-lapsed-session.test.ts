@@ -19,7 +19,9 @@ let plane: ControlPlane;
 let a: WorkerClient;
 let b: WorkerClient;
 const NAMES = ['sl-0', 'sl-1', 'sl-2', 'sl-3'];
-const SESSION_TTL_S = 6;
+// Long enough that the drain below starts (a pass asked for through Pub/Sub, 12 s allowed) and its stale_epoch
+// and ACK replay land while the session lives: at 6 s a loaded run lapsed it first (session_expired).
+const SESSION_TTL_S = 20;
 
 const owners = async () => (await plane.ownership.read()).records;
 
@@ -60,7 +62,7 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
         const records = await owners();
         return mine.every((p) => records.get(p)?.owner === 'gw-a' && records.get(p)?.drainEpoch !== null);
       },
-      15_000,
+      12_000,
       "drains of gw-a's proxies under way",
     );
     expect((await a.report()).body).toMatchObject({ error: 'stale_epoch' });
@@ -90,5 +92,5 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
       "gw-a's proxies on gw-b",
     );
     await eventually(() => b.current?.proxies.length === 4, 10_000, 'gw-b to carry every proxy of the pool');
-  });
+  }, 90_000);
 });
