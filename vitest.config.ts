@@ -13,6 +13,10 @@ import { SlowFirstSequencer } from './test/support/slow-first-sequencer.js';
 // metadata-server probe and failed, so the README's `npm test` depended on the caller's shell.
 process.env.METADATA_SERVER_DETECTION ??= 'none';
 
+// A failed assertion prints the values it compared whole up to this many characters (chai's default, 40,
+// cut a 409's body to `{ …(2) }`: a CI failure under load did not say which refusal it was).
+const FAILURE_DETAIL = { truncateThreshold: 2_000 };
+
 export default defineConfig({
   test: {
     env: { METADATA_SERVER_DETECTION: 'none' },
@@ -34,6 +38,7 @@ export default defineConfig({
           env: { METADATA_SERVER_DETECTION: 'none' },
           setupFiles: ['test/support/per-file-setup.ts'],
           isolate: false,
+          chaiConfig: FAILURE_DETAIL,
         },
       },
       {
@@ -52,6 +57,7 @@ export default defineConfig({
           // and the run took 769 s instead of 615 s. More would slow the emulators for every file.
           maxWorkers: 3,
           isolate: false,
+          chaiConfig: FAILURE_DETAIL,
         },
       },
     ],
