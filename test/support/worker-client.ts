@@ -31,8 +31,6 @@ import { type PacedTicks, startPacedTicks } from './snapshot-ticker.js';
 
 /** Tries of one applied snapshot's ACK (ackApplied): a transient refusal is tried again. */
 const ACK_ATTEMPTS = 5;
-/** Tries of one report (report): sent again only on a bound an ACK moved while it was out. */
-const REPORT_ATTEMPTS = 3;
 
 export interface WorkerClientOptions {
   apiUrl: string;
@@ -77,6 +75,8 @@ export class WorkerClient {
   private outcomeSequence = 0;
   /** The ACKs of applied snapshots not answered yet: a report waits for them (see report). */
   private readonly acking = new Set<Promise<unknown>>();
+  /** The ACK or report being sent: the next one waits for it (exclusive). */
+  private controlCalls: Promise<unknown> = Promise.resolve();
   /** The snapshot messages being handled (a delta that does not apply fetches the latest first). */
   private readonly handling = new Set<Promise<void>>();
 
@@ -217,57 +217,63 @@ export class WorkerClient {
 
   async ack(s: GatewaySnapshot | null = this.current): Promise<HttpAnswer> {
     if (!s) throw new Error('nothing to ACK');
-    const r = await this.call('POST', `/v1/workers/${this.workerId}/ack`, {
-      sessionId: this.sessionId,
-      version: s.version,
-      epoch: s.ownershipEpoch,
-      checksum: s.checksum,
+    const r = await this.exclusive(async () => {
+      const answer = await this.call('POST', `/v1/workers/${this.workerId}/ack`, {
+        sessionId: this.sessionId,
+        version: s.version,
+        epoch: s.ownershipEpoch,
+        checksum: s.checksum,
+      });
+      if (answer.status === 200 && (!this.ackBound || s.version >= this.ackBound.version)) {
+        this.ackBound = { version: s.version, epoch: s.ownershipEpoch };
+      }
+      return answer;
     });
-    if (r.status === 200 && (!this.ackBound || s.version >= this.ackBound.version)) {
-      this.ackBound = { version: s.version, epoch: s.ownershipEpoch };
-    }
     if (r.status !== 200) await this.recover(r);
     return r;
   }
 
   /**
-   * One runtime report on the ACK bound with the client's counts (a fresh sequence each time). On the bound
-   * as the controller holds it: a report built while a snapshot was being applied or ACKed named the bound
-   * before it, and the controller, having taken the ACK, refused it ack_bound_mismatch (under load). One
-   * refused so because an ACK landed while it was out is sent again on the new bound, as the gateway's
-   * report loop does.
+   * One runtime report on the ACK bound with the client's counts (a fresh sequence each time). It waits for
+   * the snapshots being applied and their ACKs, so it names the newest bound; and it runs between ACKs,
+   * never beside one (exclusive), so the bound it names is the controller's — an ACK the controller took
+   * while a report was out made it 409 ack_bound_mismatch (under load).
    */
   async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
-    for (let attempt = 1; ; attempt++) {
-      await this.settled();
+    await this.settled();
+    const r = await this.exclusive(async () => {
       const bound = this.ackBound;
       if (!bound) return { status: 0, body: { error: 'no_ack_yet' } };
-      const r = await this.reportOn(bound, over);
-      const now = this.ackBound;
-      const moved = now !== null && (now.version !== bound.version || now.epoch !== bound.epoch);
-      const named = 'snapshotVersion' in over || 'epoch' in over;
-      if (r.body.error !== 'ack_bound_mismatch' || !moved || named || attempt === REPORT_ATTEMPTS) return r;
-    }
-  }
-
-  private async reportOn(bound: { version: number; epoch: number }, over: Record<string, unknown>) {
-    const counts = this.counts;
-    const sentAt = Date.now();
-    const r = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
-      sessionId: this.sessionId,
-      reportSequence: ++this.sequence,
-      snapshotVersion: bound.version,
-      epoch: bound.epoch,
-      draining: this.draining,
-      counts,
-      ...over,
+      const counts = this.counts;
+      const sentAt = Date.now();
+      const answer = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
+        sessionId: this.sessionId,
+        reportSequence: ++this.sequence,
+        snapshotVersion: bound.version,
+        epoch: bound.epoch,
+        draining: this.draining,
+        counts,
+        ...over,
+      });
+      if (answer.status === 200) {
+        this.lastRuntime = answer.body as unknown as RuntimeResponseBody;
+        this.acceptedReports.push({
+          at: Date.now(),
+          sentAt,
+          counts: (over.counts as typeof counts) ?? counts,
+        });
+      } else this.refused.push({ status: answer.status, error: String(answer.body.error) });
+      return answer;
     });
-    if (r.status === 200) {
-      this.lastRuntime = r.body as unknown as RuntimeResponseBody;
-      this.acceptedReports.push({ at: Date.now(), sentAt, counts: (over.counts as typeof counts) ?? counts });
-    } else this.refused.push({ status: r.status, error: String(r.body.error) });
     await this.recover(r);
     return r;
+  }
+
+  /** ACKs and reports one at a time, as the gateway runs them (functions/gateway/src/control/session.ts). */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.controlCalls.then(fn, fn);
+    this.controlCalls = run.catch(() => {});
+    return run;
   }
 
   private async recover(r: HttpAnswer): Promise<void> {
