@@ -21,9 +21,13 @@ const AUTH = basicAuth('crawler', 's3cret');
 const ABS = '127.0.0.5';
 /** Routed to the same upstream, pinned (CONNECT to the checked address, origin form inside). */
 const PIN = '127.0.0.7';
-const LINGER_MS = 300;
-/** The '/drip' body: 30 bytes, one every LINGER_MS / 6, so 5 lingers in all. */
+// A second: the drip's gaps (below) must stay inside it with room for a stall of this process, where the
+// drip is written. At 300 ms with 50 ms gaps (and the gateway's 250 ms sweep) a loaded box's pause of a
+// quarter second could cut the body short.
+const LINGER_MS = 1_000;
+/** The '/drip' body: 30 bytes, one every DRIP_GAP_MS, so 3 lingers in all. */
 const DRIP = 'abcdefghijklmnopqrstuvwxyz0123';
+const DRIP_GAP_MS = LINGER_MS / 10;
 /** The '/big' body: the tail of it waits on a slow client's reads after the target is done. */
 const BIG = 8 * 1024 * 1024;
 /** A response a victim must never see: it is what a misframed answer leaves behind it. */
@@ -148,7 +152,7 @@ function answer(s: net.Socket, path: string): void {
           clearInterval(tick);
           s.end();
         }
-      }, LINGER_MS / 6);
+      }, DRIP_GAP_MS);
       s.once('close', () => clearInterval(tick));
       return;
     }

@@ -361,7 +361,9 @@ describe('gateway session with the control plane', () => {
     const takenAfter = await nextSnapshotTakenAfter(gw);
     await gp.killControlPlane();
     expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // Still serving half-way to max stale age, counted from the snapshot, not from the kill's end (the kill
+    // waits out the API's handlers: a fixed 3 s after a slow one left too little of the 10 s).
+    await new Promise((r) => setTimeout(r, Math.max(0, takenAfter + 5_000 - Date.now())));
     expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
     const stale = await pollUntil(health, (x) => x.phase === 'stale', 20_000, 'the gateway to go stale');
     expect(stale.phase).toBe('stale');

@@ -39,8 +39,19 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
     });
     await client.addSecretVersion({ parent: secret(id), payload: { data: Buffer.from('user:first-Pa55') } });
   };
-  /** Waits until nothing new has arrived for `quietMs` (so "no more than" assertions mean something). */
-  const settled = async (quietMs = 2500) => {
+  /**
+   * Waits for `atLeast` requests, then until nothing new has arrived for `quietMs` (so "no more than"
+   * assertions mean something). The first wait is not the quiet window's: a chain (Secret Manager → push →
+   * rotation → publish → pull) slower than the window read as "settled, none came" on a loaded box.
+   */
+  const settled = async ({ atLeast = 0, quietMs = 2500 } = {}) => {
+    await eventually(
+      'the expected reconcile requests',
+      () => (requests.length >= atLeast ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
     let seen = -1;
     await eventually(
       'the reconcile requests to settle',
@@ -105,7 +116,7 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
     // SECRET_CREATE is ignored; each first version is a change for `latest` references, and for 'pinned',
     // made before its version 1 existed: reconcile could not read it and waits out a CloudInitError
     // backoff (up to 10 min) unless the version's arrival enqueues it.
-    const first = await settled();
+    const first = await settled({ atLeast: 5 });
     expect(first.map((r) => r.proxy).sort()).toEqual(['bystander', 'creds', 'ext', 'init', 'pinned']);
     expect(rotationLog().filter((l) => l.severity === 'ERROR')).toEqual([]);
   });
@@ -115,7 +126,7 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
       parent: secret('rot'),
       payload: { data: Buffer.from('user:second-Pa55') },
     });
-    const got = await settled();
+    const got = await settled({ atLeast: 3 });
     expect(got.map((r) => r.proxy).sort()).toEqual(['creds', 'ext', 'init']);
     expect(got.every((r) => r.reason === 'secret-rotated')).toBe(true);
     expect(rotationLog()).toContainEqual(
@@ -129,7 +140,7 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
 
   it('re-enqueues the pinned proxy too when its own version is disabled', async () => {
     await client.disableSecretVersion({ name: `${secret('rot')}/versions/1` });
-    const got = await settled();
+    const got = await settled({ atLeast: 4 });
     expect(got.map((r) => r.proxy).sort()).toEqual(['creds', 'ext', 'init', 'pinned']);
   });
 
@@ -160,6 +171,6 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
     await new Promise((r) => setTimeout(r, 3000));
     expect(logged()).toHaveLength(1);
     expect(JSON.stringify(rotationLog())).not.toContain('hunter2');
-    expect(await settled(500)).toEqual([]);
+    expect(await settled({ quietMs: 500 })).toEqual([]);
   });
 });
