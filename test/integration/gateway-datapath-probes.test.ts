@@ -21,13 +21,15 @@ const AUTH = basicAuth('crawler', 's3cret');
 const ABS = '127.0.0.5';
 /** Routed to the same upstream, pinned (CONNECT to the checked address, origin form inside). */
 const PIN = '127.0.0.7';
-// A second: the drip's gaps (below) must stay inside it with room for a stall of this process, where the
-// drip is written. At 300 ms with 50 ms gaps (and the gateway's 250 ms sweep) a loaded box's pause of a
-// quarter second could cut the body short.
-const LINGER_MS = 1_000;
-/** The '/drip' body: 30 bytes, one every DRIP_GAP_MS, so 3 lingers in all. */
+// Short, so the slow reader's tail below outlasts it (the cut it shows came a linger after the target's FIN).
+const LINGER_MS = 300;
+// The drip cases' own gateway lingers a second: the drip's gaps must stay inside a linger with room for a
+// stall of this process, where the drip is written. At 300 ms with 50 ms gaps (and the gateway's 250 ms
+// sweep) a loaded box's pause of a quarter second could cut the body short.
+const DRIP_LINGER_MS = 1_000;
+/** The '/drip' body: 30 bytes, one every DRIP_GAP_MS, so 3 of DRIP_LINGER_MS in all. */
 const DRIP = 'abcdefghijklmnopqrstuvwxyz0123';
-const DRIP_GAP_MS = LINGER_MS / 10;
+const DRIP_GAP_MS = DRIP_LINGER_MS / 10;
 /** The '/big' body: the tail of it waits on a slow client's reads after the target is done. */
 const BIG = 8 * 1024 * 1024;
 /** A response a victim must never see: it is what a misframed answer leaves behind it. */
@@ -219,8 +221,13 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    gw = await startOurs(LINGER_MS);
+  });
+
+  /** A gateway on this upstream: two proxies, one per route (absolute form, pinned). */
+  const startOurs = (lingerMs: number) => {
     const port = (upstream.address() as AddressInfo).port;
-    gw = await startGateway(
+    return startGateway(
       snapshotFile({
         upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
         routing: [
@@ -233,11 +240,11 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
         GATEWAY_SSRF_ALLOW: `${ABS}:80,${PIN}:80`,
-        GATEWAY_LINGER_MS: String(LINGER_MS),
+        GATEWAY_LINGER_MS: String(lingerMs),
         GATEWAY_UPSTREAM_KEEPALIVE_MS: '60000',
       },
     );
-  });
+  };
 
   afterAll(async () => {
     await gw?.stop();
@@ -422,49 +429,61 @@ describe('plain HTTP data path: misframed answers never reach another client', (
     },
   );
 
-  // The other side of the linger after a client's FIN: it is GATEWAY_LINGER_MS of silence, not of the
-  // FIN's age, so a half-closed client still receiving its answer gets all of it, on every path, whether
-  // its FIN came with the request or once the answer had begun.
-  it.each([
-    ['pooled', 'with the request', ABS],
-    ['pinned', 'with the request', PIN],
-    ['CONNECT', 'with the request', PIN],
-    ['pooled', 'once the answer began', ABS],
-    ['pinned', 'once the answer began', PIN],
-    ['CONNECT', 'once the answer began', PIN],
-  ])(
-    '%s: a client whose FIN came %s gets a body that keeps moving past the linger',
-    async (kind, when, host) => {
-      await noLoad();
-      const c =
-        kind === 'CONNECT'
-          ? await openTunnel(gw.proxyPort, `${host}:80`, AUTH)
-          : net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
-      c.on('error', () => {});
-      let text = '';
-      const began = new Promise<void>((r) =>
-        c.on('data', (d: Buffer) => {
-          text += d.toString('latin1');
-          if (text.endsWith(`\r\n\r\n${DRIP[0]}`)) r();
-        }),
-      );
-      const closed = new Promise<void>((r) => c.once('close', () => r()));
-      c.resume();
-      const request =
-        kind === 'CONNECT'
-          ? `GET /drip HTTP/1.1\r\nHost: ${host}\r\n\r\n`
-          : `GET http://${host}/drip HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
-      if (when === 'with the request') c.end(request);
-      else {
-        c.write(request);
-        await began;
-        c.end();
-      }
-      await closed;
-      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-      expect(text.endsWith(`\r\n\r\n${DRIP}`)).toBe(true);
-    },
-  );
+  describe('with a linger of a second', () => {
+    let main: GatewayProcess;
+    beforeAll(async () => {
+      main = gw;
+      gw = await startOurs(DRIP_LINGER_MS);
+    });
+    afterAll(async () => {
+      await gw?.stop();
+      gw = main;
+    });
+
+    // The other side of the linger after a client's FIN: it is GATEWAY_LINGER_MS of silence, not of the
+    // FIN's age, so a half-closed client still receiving its answer gets all of it, on every path, whether
+    // its FIN came with the request or once the answer had begun.
+    it.each([
+      ['pooled', 'with the request', ABS],
+      ['pinned', 'with the request', PIN],
+      ['CONNECT', 'with the request', PIN],
+      ['pooled', 'once the answer began', ABS],
+      ['pinned', 'once the answer began', PIN],
+      ['CONNECT', 'once the answer began', PIN],
+    ])(
+      '%s: a client whose FIN came %s gets a body that keeps moving past the linger',
+      async (kind, when, host) => {
+        await noLoad();
+        const c =
+          kind === 'CONNECT'
+            ? await openTunnel(gw.proxyPort, `${host}:80`, AUTH)
+            : net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
+        c.on('error', () => {});
+        let text = '';
+        const began = new Promise<void>((r) =>
+          c.on('data', (d: Buffer) => {
+            text += d.toString('latin1');
+            if (text.endsWith(`\r\n\r\n${DRIP[0]}`)) r();
+          }),
+        );
+        const closed = new Promise<void>((r) => c.once('close', () => r()));
+        c.resume();
+        const request =
+          kind === 'CONNECT'
+            ? `GET /drip HTTP/1.1\r\nHost: ${host}\r\n\r\n`
+            : `GET http://${host}/drip HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+        if (when === 'with the request') c.end(request);
+        else {
+          c.write(request);
+          await began;
+          c.end();
+        }
+        await closed;
+        expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+        expect(text.endsWith(`\r\n\r\n${DRIP}`)).toBe(true);
+      },
+    );
+  });
 
   // A linger that starts when our side is done (the target's FIN, the whole answer handed over) waits
   // for the tail of the answer still queued for a client reading slower than the target wrote: pinned,
