@@ -49,7 +49,8 @@ describe('a gateway shutting down with a request in flight', () => {
       GATEWAY_DRAIN_TIMEOUT_MS: '6000',
       GATEWAY_WORKER_ID: 'w1',
     });
-    const source = staticSnapshotSource(snapshotValidFor(1000));
+    // 3 s: start-up and the pick come first, and a loaded worker's stall of a second left no usable proxy.
+    const source = staticSnapshotSource(snapshotValidFor(3_000));
     const gw = (await startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', source }))!;
     const picked = gw.worker.pick('example.com', Date.now(), {
       stickyValue: () => undefined,
@@ -60,7 +61,7 @@ describe('a gateway shutting down with a request in flight', () => {
     const validUntil = Date.parse(gw.worker.snapshot()!.source.validUntil);
     const shut = gw.shutdown();
     expect(gw.worker.grantOver).toBe(false);
-    for (let i = 0; i < 80 && !gw.worker.grantOver; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 120 && !gw.worker.grantOver; i++) await new Promise((r) => setTimeout(r, 50));
     expect(gw.worker.grantOver).toBe(true); // within the drain, not at its end
     expect(Date.now()).toBeGreaterThanOrEqual(validUntil);
     picked.upstream.live.active--;

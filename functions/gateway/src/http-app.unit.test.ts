@@ -39,8 +39,12 @@ async function listen(log?: Logger): Promise<{ url: string; port: number; close:
   };
 }
 
-/** One exchange on a fresh socket, written as given: what a client sees, bytes and all. */
-function raw(port: number, request: string, waitMs = 300): Promise<string> {
+/**
+ * One exchange on a fresh socket, written as given: what a client sees, bytes and all — read until
+ * `answers` status lines have come and then nothing for `waitMs`. (A quiet window from the first byte cut a
+ * pipelined exchange short when the worker stalled between two of its answers.)
+ */
+function raw(port: number, request: string, answers = 1, waitMs = 300): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
     let got = '';
@@ -49,7 +53,8 @@ function raw(port: number, request: string, waitMs = 300): Promise<string> {
     s.on('data', (d: string) => {
       got += d;
       clearTimeout(timer);
-      timer = setTimeout(() => s.destroy(), waitMs);
+      if ((got.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0) >= answers)
+        timer = setTimeout(() => s.destroy(), waitMs);
     });
     s.on('close', () => resolve(got));
     s.on('error', reject);
@@ -530,10 +535,10 @@ describe('POST /v1/fetch pipelined deeper than MAX_PIPELINED_FETCHES', () => {
         `POST /v1/fetch HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${b.length}\r\n\r\n${b}`;
       const three = ask('not json') + ask(JSON.stringify({ url: 'http://example.com/' })) + ask('{}', '');
       const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
-      expect(statuses(await raw(srv.port, three))).toEqual(['400', '503', '401']);
+      expect(statuses(await raw(srv.port, three, 3))).toEqual(['400', '503', '401']);
       // One running and MAX_PIPELINED_FETCHES waiting, in one write: every one answered.
       const full = ask('not json').repeat(MAX_PIPELINED_FETCHES + 1);
-      expect(statuses(await raw(srv.port, full))).toEqual(
+      expect(statuses(await raw(srv.port, full, MAX_PIPELINED_FETCHES + 1))).toEqual(
         Array.from({ length: MAX_PIPELINED_FETCHES + 1 }, () => '400'),
       );
       expect(await metricsOf(srv.base)).not.toContain('pipelined_too_deep');

@@ -52,7 +52,9 @@ describe('gce provider against a compute endpoint that never answers', () => {
       const err = await gce.provider.get('zones/us-central1-a/instances/pp-0123').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ProviderError);
       expect(err).toMatchObject({ kind: 'transient' });
-      expect(held.length).toBe(2); // both attempts reached the server
+      // Both attempts reached the server — the second maybe only after its deadline, on a worker that
+      // stalled in between (a given-up request is still sent): polled, not read at the rejection.
+      await expect.poll(() => held.length).toBe(2);
     } finally {
       await gce.close();
     }
