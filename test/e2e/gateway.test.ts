@@ -352,10 +352,13 @@ describe('gateway end to end on the local plane', () => {
     // (WORKER_MAX_STALE_AGE_SECONDS, 12 s) after it (or after any snapshot it took later).
     const takenAfter = await nextSnapshotTakenAfter(gw, 30_000);
     await gp.killControlPlane();
+    const killedAt = Date.now();
     expect((await plainGet('/after-kill')).status).toBe(200);
-    // Still serving half-way to max_stale_age, counted from the snapshot: a fixed 4 s after the kill (which
-    // waits out the API's handlers) left a slow kill's box too little of the 12 s.
-    await new Promise((r) => setTimeout(r, Math.max(0, takenAfter + 6_000 - Date.now())));
+    // Still serving a while later — half-way to max_stale_age, counted from the snapshot, and at least 2 s
+    // after the kill, short of 9.5 s: a fixed 4 s after the kill (which waits out the API's handlers) left
+    // a slow kill's box too little of the 12 s.
+    const midway = Math.min(Math.max(takenAfter + 6_000, killedAt + 2_000), takenAfter + 9_500);
+    await new Promise((r) => setTimeout(r, Math.max(0, midway - Date.now())));
     expect((await tlsGet('/still-serving')).url).toBe('/still-serving');
     expect((await fetchThrough('/still-serving')).status).toBe(200);
 

@@ -360,10 +360,13 @@ describe('gateway session with the control plane', () => {
     // age (WORKER_MAX_STALE_AGE_SECONDS, 10 s) after it (or after any snapshot it took later).
     const takenAfter = await nextSnapshotTakenAfter(gw);
     await gp.killControlPlane();
+    const killedAt = Date.now();
     expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
-    // Still serving half-way to max stale age, counted from the snapshot, not from the kill's end (the kill
-    // waits out the API's handlers: a fixed 3 s after a slow one left too little of the 10 s).
-    await new Promise((r) => setTimeout(r, Math.max(0, takenAfter + 5_000 - Date.now())));
+    // Still serving a while later — half-way to max stale age, counted from the snapshot, and at least 2 s
+    // after the kill, short of 8 s: a fixed 3 s after the kill (which waits out the API's handlers) left a
+    // slow kill's box too little of the 10 s.
+    const midway = Math.min(Math.max(takenAfter + 5_000, killedAt + 2_000), takenAfter + 8_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, midway - Date.now())));
     expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
     const stale = await pollUntil(health, (x) => x.phase === 'stale', 20_000, 'the gateway to go stale');
     expect(stale.phase).toBe('stale');

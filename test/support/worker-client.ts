@@ -72,6 +72,8 @@ export class WorkerClient {
   readonly refused: Array<{ status: number; error: string }> = [];
   private subscription: Subscription | null = null;
   private reporter: NodeJS.Timeout | null = null;
+  /** The reporter's round under way (startReporting). */
+  private reporting: Promise<void> | null = null;
   private outcomeSequence = 0;
   /** The ACKs of applied snapshots not answered yet: a report waits for them (see report). */
   private readonly acking = new Set<Promise<unknown>>();
@@ -153,6 +155,8 @@ export class WorkerClient {
       await s.close();
     }
     await this.settled();
+    // And the reporter's round under way: after stopReporting, nothing of the client's own goes on.
+    await this.reporting;
   }
 
   /** Waits until no received snapshot is being applied and no ACK is out. */
@@ -284,9 +288,24 @@ export class WorkerClient {
     }
   }
 
+  /**
+   * Reports every `everyMs`, one round at a time as the gateway's reporter does: a tick while the last
+   * report is still out is skipped (queued behind it, rounds piled up under load and ran on after
+   * stopReporting).
+   */
   startReporting(everyMs: number): void {
     this.stopReporting();
-    this.reporter = setInterval(() => void this.report().catch(() => {}), everyMs);
+    this.reporter = setInterval(() => {
+      if (this.reporting) return;
+      this.reporting = this.report().then(
+        () => {
+          this.reporting = null;
+        },
+        () => {
+          this.reporting = null;
+        },
+      );
+    }, everyMs);
   }
 
   stopReporting(): void {
