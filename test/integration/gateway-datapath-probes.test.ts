@@ -430,14 +430,17 @@ describe('plain HTTP data path: misframed answers never reach another client', (
   );
 
   describe('with a linger of a second', () => {
-    let main: GatewayProcess;
+    // Its own variable: a start that failed must not have the main gateway stopped in its place.
+    let outer: GatewayProcess;
+    let drip: GatewayProcess | undefined;
     beforeAll(async () => {
-      main = gw;
-      gw = await startOurs(DRIP_LINGER_MS);
+      outer = gw;
+      drip = await startOurs(DRIP_LINGER_MS);
+      gw = drip;
     });
     afterAll(async () => {
-      await gw?.stop();
-      gw = main;
+      gw = outer;
+      await drip?.stop();
     });
 
     // The other side of the linger after a client's FIN: it is GATEWAY_LINGER_MS of silence, not of the

@@ -154,9 +154,11 @@ export class WorkerClient {
       s.removeAllListeners('message');
       await s.close();
     }
-    await this.settled();
-    // And the reporter's round under way: after stopReporting, nothing of the client's own goes on.
+    // The reporter's round under way first (a session it found gone registers again and fetches the latest
+    // snapshot, whose ACK settled() then waits for); with the reporter stopped, nothing of the client's own
+    // goes on past this.
     await this.reporting;
+    await this.settled();
   }
 
   /** Waits until no received snapshot is being applied and no ACK is out. */

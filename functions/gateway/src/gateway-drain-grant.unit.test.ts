@@ -46,7 +46,7 @@ describe('a gateway shutting down with a request in flight', () => {
       HOST: '127.0.0.1',
       PORT: '0',
       GATEWAY_PROXY_PORT: '0',
-      GATEWAY_DRAIN_TIMEOUT_MS: '6000',
+      GATEWAY_DRAIN_TIMEOUT_MS: '10000',
       GATEWAY_WORKER_ID: 'w1',
     });
     // 3 s: start-up and the pick come first, and a loaded worker's stall of a second left no usable proxy.
@@ -61,6 +61,7 @@ describe('a gateway shutting down with a request in flight', () => {
     const validUntil = Date.parse(gw.worker.snapshot()!.source.validUntil);
     const shut = gw.shutdown();
     expect(gw.worker.grantOver).toBe(false);
+    // Polled for at most 6 s: the drain lasts 10, so a grant ended only at the drain's end is caught.
     for (let i = 0; i < 120 && !gw.worker.grantOver; i++) await new Promise((r) => setTimeout(r, 50));
     expect(gw.worker.grantOver).toBe(true); // within the drain, not at its end
     expect(Date.now()).toBeGreaterThanOrEqual(validUntil);
