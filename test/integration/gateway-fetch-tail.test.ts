@@ -23,7 +23,8 @@ const HOSTS = { absolute: '127.0.0.7', pinned: '127.0.0.8' } as const;
  */
 function scriptedUpstream() {
   const sockets = new Set<net.Socket>();
-  let rest: () => void = () => {};
+  /** The /held answer waiting for its second half, while its connection lasts. */
+  let held: { rest: () => void } | null = null;
   const state = { asked: 0 };
   const server = net.createServer((s) => {
     sockets.add(s);
@@ -45,7 +46,11 @@ function scriptedUpstream() {
         const half = HELD.length / 2;
         s.write(ok(HELD.length));
         s.write(HELD.subarray(0, half));
-        rest = () => s.end(HELD.subarray(half));
+        const pending = { rest: () => s.end(HELD.subarray(half)) };
+        held = pending;
+        s.once('close', () => {
+          if (held === pending) held = null;
+        });
         return;
       }
       state.asked++;
@@ -59,7 +64,27 @@ function scriptedUpstream() {
       new Promise<number>((r) =>
         server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)),
       ),
-    release: () => rest(),
+    /**
+     * Sends the rest of the held answer once its request has come: a fetch holds its slot before the
+     * gateway dials, so "one in flight" can come first — released then, a loaded run sent the rest of an
+     * earlier answer (or nothing) and the held one waited out the fetch's 30 s deadline, cut short.
+     */
+    release: async () => {
+      const h = await pollUntil(
+        () => held,
+        (x) => x !== null,
+        10_000,
+        'the held request at the upstream',
+      );
+      held = null;
+      h!.rest();
+    },
+    /** The rest of a held answer if one is waiting (cleanup: the fetch may never have reached us). */
+    releaseAny: () => {
+      const h = held;
+      held = null;
+      h?.rest();
+    },
     close: () => {
       for (const s of sockets) s.destroy();
       return new Promise((r) => server.close(r));
@@ -165,7 +190,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       // Several of the drain's 50 ms polls.
       await new Promise((r) => setTimeout(r, 300));
       expect(inFlight(g)).toBe(1);
-      upstream.release();
+      await upstream.release();
       const [first] = await got;
       await shut;
       expect(first).toMatchObject({ status: 200, complete: true });
@@ -189,7 +214,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       // The second waits: no slot, and its target not asked.
       expect(inFlight(g)).toBe(1);
       expect(upstream.state.asked).toBe(asked);
-      upstream.release();
+      await upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
       expect(first!.body.equals(HELD)).toBe(true);
@@ -210,7 +235,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
         { url: `http://${HOSTS[path]}/small`, method: 'HEAD' },
       ]);
       await untilInFlight(g, 1, 'the first fetch under way');
-      upstream.release();
+      await upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
       expect(second?.status).toBe(200);
@@ -236,7 +261,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(upstream.state.asked).toBe(asked);
       expect(inFlight(g)).toBe(0);
-      upstream.release();
+      upstream.releaseAny();
       await g.shutdown();
       gw = undefined;
     },
@@ -248,12 +273,13 @@ describe('a /v1/fetch answer still queued for the client', () => {
       const g = await start();
       const got = pipelined(g.httpPort, [
         { url: `http://${HOSTS[path]}/held` },
-        { url: `http://${HOSTS[path]}/small`, timeoutMs: 500 },
+        { url: `http://${HOSTS[path]}/small`, timeoutMs: 2_000 },
       ]);
       await untilInFlight(g, 1, 'the first fetch under way');
-      // Past the second's timeoutMs, counted from its arrival.
-      await new Promise((r) => setTimeout(r, 700));
-      upstream.release();
+      // Past the second's timeoutMs, counted from its arrival. (2 s, not 500 ms: its own dial, CONNECT and
+      // answer must fit in it on a loaded box.)
+      await new Promise((r) => setTimeout(r, 2_200));
+      await upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
       expect(second).toMatchObject({ status: 200, complete: true });
