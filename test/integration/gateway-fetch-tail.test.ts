@@ -7,7 +7,7 @@
 // scripted upstream holds the first answer half sent. Both plain-HTTP paths: absolute form, and pinned
 // through a CONNECT tunnel. A gateway in process.
 import net, { type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import { pollUntil } from '../support/poll.js';
 import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
@@ -66,8 +66,8 @@ function scriptedUpstream() {
       ),
     /**
      * Sends the rest of the held answer once its request has come: a fetch holds its slot before the
-     * gateway dials, so "one in flight" can come first — released then, a loaded run sent the rest of an
-     * earlier answer (or nothing) and the held one waited out the fetch's 30 s deadline, cut short.
+     * gateway dials, so "one in flight" can come first — released then, a loaded run released nothing
+     * (an earlier answer's closure) and the held one waited out the fetch's 30 s deadline, cut short.
      */
     release: async () => {
       const h = await pollUntil(
@@ -157,8 +157,14 @@ describe('a /v1/fetch answer still queued for the client', () => {
     file = twoPathSnapshot(port, HOSTS);
   });
 
-  afterAll(async () => {
+  // A test that failed half-way leaves neither its gateway nor its held answer to the next one.
+  afterEach(async () => {
+    upstream.releaseAny();
     await gw?.shutdown();
+    gw = undefined;
+  });
+
+  afterAll(async () => {
     await upstream.close();
   });
 
@@ -276,8 +282,8 @@ describe('a /v1/fetch answer still queued for the client', () => {
         { url: `http://${HOSTS[path]}/small`, timeoutMs: 2_000 },
       ]);
       await untilInFlight(g, 1, 'the first fetch under way');
-      // Past the second's timeoutMs, counted from its arrival. (2 s, not 500 ms: its own dial, CONNECT and
-      // answer must fit in it on a loaded box.)
+      // Past the second's timeoutMs, counted from its arrival. (2 s, not 500 ms: its own dial (and CONNECT,
+      // pinned) and answer must fit in it on a loaded box.)
       await new Promise((r) => setTimeout(r, 2_200));
       await upstream.release();
       const [first, second] = await got;
