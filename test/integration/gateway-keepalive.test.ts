@@ -295,22 +295,32 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     await viaGateway(gw, `http://${SCRIPTED}/cl`);
     const before = { accepted: scripted.state.accepted, seen: scripted.state.seen.length };
     scripted.state.dropNextReused = true;
-    const r = await viaGateway(gw, `http://${SCRIPTED}/cl`);
-    expect(r.status).toBe(200);
-    expect(r.body.equals(BODY)).toBe(true);
-    expect(scripted.state.dropNextReused).toBe(false); // the drop did happen
-    expect(scripted.state.accepted).toBe(before.accepted + 1);
-    expect(scripted.state.seen.length).toBe(before.seen + 2);
+    try {
+      const r = await viaGateway(gw, `http://${SCRIPTED}/cl`);
+      expect(r.status).toBe(200);
+      expect(r.body.equals(BODY)).toBe(true);
+      expect(scripted.state.dropNextReused).toBe(false); // the drop did happen
+      expect(scripted.state.accepted).toBe(before.accepted + 1);
+      expect(scripted.state.seen.length).toBe(before.seen + 2);
+    } finally {
+      // Not consumed (the request came on a fresh connection), it would drop the next test's warm-up.
+      scripted.state.dropNextReused = false;
+    }
   });
 
   it('a POST is never sent twice: the dropped connection is a 502 target_closed', async () => {
     await viaGateway(gw, `http://${SCRIPTED}/cl`);
     const before = scripted.state.seen.length;
     scripted.state.dropNextReused = true;
-    const r = await viaGateway(gw, `http://${SCRIPTED}/echo`, 'POST', Buffer.from('once'));
-    expect(r.status).toBe(502);
-    expect(r.headers['x-proxyplane-error']).toBe('target_closed');
-    expect(scripted.state.seen.length).toBe(before + 1);
+    try {
+      const r = await viaGateway(gw, `http://${SCRIPTED}/echo`, 'POST', Buffer.from('once'));
+      expect(scripted.state.dropNextReused).toBe(false); // the drop did happen
+      expect(r.status).toBe(502);
+      expect(r.headers['x-proxyplane-error']).toBe('target_closed');
+      expect(scripted.state.seen.length).toBe(before + 1);
+    } finally {
+      scripted.state.dropNextReused = false;
+    }
   });
 
   it('an upstream refusing our credentials (407) is a 502 upstream_auth_failed, and the pool carries on', async () => {

@@ -16,17 +16,23 @@ const silent = createServer((s) => {
   track(s);
   s.resume();
 });
+/** Heads (and first bytes) each server below has written: a body's stage has begun once they are read. */
+const answered = { silent: 0, stalling: 0, unframed: 0 };
 // Answers any request's head, then never finishes the body.
 const stalling = createHttpServer((_req, res) => {
   res.writeHead(200, { 'content-length': '100' });
   res.write('x');
+  answered.stalling++;
 });
 stalling.on('connection', track);
 // A body framed by the connection's close (no length, not chunked), whose first bytes arrive and the rest
 // never: cut by the deadline, it must not read as a whole body (a hung data path passing its check).
 const unframed = createServer((s) => {
   track(s);
-  s.once('data', () => s.write('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\npartial'));
+  s.once('data', () => {
+    s.write('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\npartial');
+    answered.unframed++;
+  });
 });
 // Listened on and closed again: nothing listens on its port.
 const closed = createServer();
@@ -50,6 +56,11 @@ afterAll(async () => {
 });
 
 const TIMEOUT_MS = 200;
+/**
+ * A check whose head must come in before it runs out (a timeout at BODY): a loaded worker's stall of
+ * 200 ms before the head was read made it a RESPONSE_HEADERS timeout.
+ */
+const BODY_TIMEOUT_MS = 1_000;
 
 describe('probe failure codes', () => {
   it.each([
@@ -58,12 +69,13 @@ describe('probe failure codes', () => {
     ['a body that stops arriving', 'stalling', 'http://example.com/', 'BODY'],
     ['a body ended by the close that stops arriving', 'unframed', 'http://example.com/', 'BODY'],
   ] as const)('%s runs out of time: timeout', async (_label, proxy, url, stage) => {
+    const timeoutMs = stage === 'BODY' ? BODY_TIMEOUT_MS : TIMEOUT_MS;
     const r = await probeThroughProxy(
       { host: '127.0.0.1', port: ports[proxy] },
-      { url, timeoutMs: TIMEOUT_MS, expectedStatus: 200 },
+      { url, timeoutMs, expectedStatus: 200 },
     );
     expect(r).toMatchObject({ ok: false, failure: { stage, code: 'timeout' } });
-    expect(r.latencyMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(r.latencyMs).toBeGreaterThanOrEqual(timeoutMs - 20);
   });
 
   it('a CONNECT handshake (BASIC without a URL) that never completes: timeout', async () => {
@@ -108,6 +120,7 @@ describe('a cancelled check', () => {
     '%s in flight ends at once, cancelled, its socket closed',
     async (_label, proxy, url, stage) => {
       const before = sockets.size;
+      const heads = answered[proxy];
       const cancel = new AbortController();
       const pending = probeThroughProxy(
         { host: '127.0.0.1', port: ports[proxy] },
@@ -115,7 +128,14 @@ describe('a cancelled check', () => {
       );
       for (let i = 0; i < 100 && sockets.size === before; i++) await new Promise((r) => setTimeout(r, 10));
       expect(sockets.size).toBe(before + 1); // connected, waiting
-      await new Promise((r) => setTimeout(r, 50)); // past the request's head
+      if (stage === 'BODY') {
+        // Past the head: written by the server (its own count), then read by the probe — a turn of the loop
+        // later. (A fixed 50 ms after the connect lost to a stalled worker: cancelled at RESPONSE_HEADERS.)
+        for (let i = 0; i < 500 && answered[proxy] === heads; i++)
+          await new Promise((r) => setTimeout(r, 10));
+        expect(answered[proxy]).toBe(heads + 1);
+        await new Promise((r) => setImmediate(r));
+      } else await new Promise((r) => setTimeout(r, 50)); // past the request's head
       cancel.abort();
       const r = await pending;
       expect(r).toMatchObject({ ok: false, failure: { stage, code: 'cancelled' } });
@@ -270,7 +290,11 @@ describe('fetchDirect: the echo endpoint as the prober itself sees it (no proxy)
       });
       expect(big).toMatchObject({ ok: true, status: 200 });
       expect(big.body).toHaveLength(1000);
-      const stalled = await fetchDirect({ url: `${base}/stall`, timeoutMs: TIMEOUT_MS, expectedStatus: 200 });
+      const stalled = await fetchDirect({
+        url: `${base}/stall`,
+        timeoutMs: BODY_TIMEOUT_MS,
+        expectedStatus: 200,
+      });
       expect(stalled).toMatchObject({ ok: false, failure: { stage: 'BODY', code: 'timeout' } });
     } finally {
       site.closeAllConnections();
