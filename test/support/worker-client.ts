@@ -292,7 +292,7 @@ export class WorkerClient {
 
   /**
    * Reports every `everyMs`, one round at a time as the gateway's reporter does: a tick while the last
-   * report is still out is skipped (queued behind it, rounds piled up under load and ran on after
+   * report is still out is skipped (queued behind it, rounds could pile up under load and run on after
    * stopReporting).
    */
   startReporting(everyMs: number): void {
