@@ -299,14 +299,10 @@ export class WorkerClient {
     this.stopReporting();
     this.reporter = setInterval(() => {
       if (this.reporting) return;
-      this.reporting = this.report().then(
-        () => {
-          this.reporting = null;
-        },
-        () => {
-          this.reporting = null;
-        },
-      );
+      const done = () => {
+        this.reporting = null;
+      };
+      this.reporting = this.report().then(done, done);
     }, everyMs);
   }
 
