@@ -78,6 +78,7 @@ export async function spawnGatewayUntil(
   env: Record<string, string>,
   message: string,
   nodeArgs: readonly string[] = [SINGLE_THREADED_GC],
+  startTimeoutMs = 30_000,
 ): Promise<StartingGateway & { line: Record<string, unknown> }> {
   const child = spawn(
     process.execPath,
@@ -99,7 +100,16 @@ export async function spawnGatewayUntil(
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let pending = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 30_000);
+    // A gateway that never says `message` is killed and reaped before the rejection: left running, it
+    // would hold its ports and outlive the test run.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+      void exited.then(() =>
+        reject(new Error(`gateway (pid ${child.pid}) did not start; killed:\n${logs.join('\n')}`)),
+      );
+    }, startTimeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
       let nl = pending.indexOf('\n');
@@ -119,6 +129,7 @@ export async function spawnGatewayUntil(
     });
     child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
     void exited.then((code) => {
+      if (timedOut) return; // the start timeout's kill: that rejects, with its reason
       clearTimeout(timer);
       reject(new Error(`gateway exited (${code}) before "${message}":\n${logs.join('\n')}`));
     });
