@@ -83,22 +83,24 @@ export async function reportRuntime(
   });
   const draining = await drainingFrom(deps, workerId);
   const revokeProxyIds = Object.keys(draining).sort();
-  if (!replay) {
-    const reported = new Set(body.counts.map((c) => c.proxy));
-    const before = new Set(previous?.counts.map((c) => c.proxy));
-    // A drain this report completes — its proxy absent at an epoch ≥ the drain's, where the previous report
-    // still had it or was too old to count — or a worker that just started shutting down: ask for a pass
-    // now rather than at the next tick. Only on the transition, so a worker reporting every few seconds
-    // does not ask again for a drain the planner has already seen.
-    const drainDone = revokeProxyIds.some(
-      (p) =>
-        !reported.has(p) &&
-        (draining[p]! <= body.epoch || shutDownIdle(body)) &&
-        (!previous || previous.epoch < draining[p]! || before.has(p)),
-    );
-    if (drainDone || (body.draining && !previous?.draining)) {
-      await requestPass(deps, drainDone ? 'drained' : 'worker-draining', workerId);
-    }
+  // A drain this report completes — its proxy absent at an epoch ≥ the drain's, where the previous report
+  // still had it or was too old to count — or a worker that just started shutting down: ask for a pass
+  // now rather than at the next tick. Only on the transition, so a worker reporting every few seconds
+  // does not ask again for a drain the planner has already seen. A replay is judged as if no report came
+  // before it (the stored one is itself): it follows an answer lost on the way, which may have been the
+  // report that made the transition — its write landed after its call was given up (a deadline or the
+  // budget cut it: 503) and its own request was never made. A pass is idempotent and a replay rare.
+  const prior = replay ? null : previous;
+  const reported = new Set(body.counts.map((c) => c.proxy));
+  const before = new Set(prior?.counts.map((c) => c.proxy));
+  const drainDone = revokeProxyIds.some(
+    (p) =>
+      !reported.has(p) &&
+      (draining[p]! <= body.epoch || shutDownIdle(body)) &&
+      (!prior || prior.epoch < draining[p]! || before.has(p)),
+  );
+  if (drainDone || (body.draining && !prior?.draining)) {
+    await requestPass(deps, drainDone ? 'drained' : 'worker-draining', workerId);
   }
   return {
     acceptedSequence: body.reportSequence,

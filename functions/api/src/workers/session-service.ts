@@ -118,13 +118,18 @@ export async function acknowledgeSnapshot(
     const owed = owedBy(header, before.sessionId);
     return {
       answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
-      // Decided on the record this write was conditioned on: of two ACKs racing, only the one that set the
-      // bound asks (the other re-reads after its conflict and finds it set).
+      // Decided on the record this write was conditioned on. A replay of the bound asks again: it follows
+      // an answer lost on the way, and that may have been the ACK that set the bound — its write landed
+      // after its call was given up (a deadline or the budget cut it: 503) — whose own request was never
+      // made. Left there, a first ACK so replayed had its worker without proxies until the next tick, a
+      // minute away. A pass is idempotent and a replay rare (lost answers, a resumed session).
       pass: isFirstAck(before, d)
         ? 'first-ack'
         : endsOverdue(owed, before.ackedVersion, session.ackedVersion, now, deps.settings.maxStaleAgeSeconds)
           ? 'ack-resumed'
-          : null,
+          : d.unchanged
+            ? 'ack-replayed'
+            : null,
     };
   });
   // The session is given proxies from its first ACK on (plan-pass.ts assignable), and again from the ACK

@@ -1,7 +1,8 @@
 // The ACK path asks the snapshot function for a pass exactly when a session records its first ACK, or
 // pays an ACK it had owed past max_stale_age: the planner gives a session proxies only from then on
-// (plan-pass.ts assignable), and the next tick may be a minute away. A replayed ACK, a later one, or one
-// racing the first asks for nothing more; a failed request is logged and never fails the ACK.
+// (plan-pass.ts assignable), and the next tick may be a minute away. A replayed ACK asks again (it may
+// replay a first ACK whose answer was lost after its write landed); a later one, or one racing the first,
+// asks for nothing more; a failed request is logged and never fails the ACK.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { register } from '../../../../shared/src/domain/workers/session.js';
@@ -82,7 +83,7 @@ function deps(
 }
 
 describe('acknowledgeSnapshot', () => {
-  it('asks for a pass on the first ACK of the session only: not on its replay, not on the next one', async () => {
+  it('asks for a pass on the first ACK of the session, not on the next one', async () => {
     const x = deps();
     expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toEqual({
       acceptedVersion: 1,
@@ -90,8 +91,6 @@ describe('acknowledgeSnapshot', () => {
       unchanged: false,
     });
     expect(x.requests).toEqual([{ reason: 'first-ack', workerId: 'gw-1' }]);
-    // The same ACK again (its answer lost on the way): answered as before, no second request.
-    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toMatchObject({ unchanged: true });
     // A later snapshot ACKed: the session was given proxies already.
     expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(2))).toMatchObject({ unchanged: false });
     expect(x.requests).toHaveLength(1);
@@ -114,6 +113,33 @@ describe('acknowledgeSnapshot', () => {
     z.ackedElsewhere();
     await acknowledgeSnapshot(z.d, principal, 'gw-1', ack(2));
     expect(z.requests).toEqual([]);
+  });
+
+  it('a first ACK stored after its call was given up (503) asks on its replay: the worker gets its proxies now', async () => {
+    const x = deps();
+    // The write lands, the call is cut (the store deadline or the request budget): the worker hears 503.
+    x.d.workers.put = ((put) => {
+      let cut = false;
+      return async (record: WorkerRecord, expected: string | null) => {
+        await put(record, expected);
+        if (!cut) {
+          cut = true;
+          throw new WorkerStoreError('unavailable', 'deadline exceeded; the write may still land');
+        }
+      };
+    })(x.d.workers.put.bind(x.d.workers));
+    await expect(acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).rejects.toMatchObject({
+      kind: 'unavailable',
+    });
+    expect(x.stored().session.ackedVersion).toBe(1);
+    expect(x.requests).toEqual([]);
+    // The worker sends it again: answered as the first would have been, and the pass is asked for.
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toEqual({
+      acceptedVersion: 1,
+      acceptedEpoch: 3,
+      unchanged: true,
+    });
+    expect(x.requests).toEqual([{ reason: 'ack-replayed', workerId: 'gw-1' }]);
   });
 
   it('a refused first ACK asks for nothing', async () => {
