@@ -88,6 +88,9 @@ export async function applyOne(
   const { api } = ctx;
   const spec = p.body.spec;
   let current = before;
+  // A write answered 503 and retried into 409 already_exists (a POST) or 412 (a PUT) may have landed all
+  // the same: the re-read then finds this command's own change, and the PUT after it writes nothing.
+  let mayHaveLanded: Landed = null;
   // A proxy created by someone else between our read and our POST is changed instead; one changed between
   // our read and our PUT is read again, one deleted is created again. Each write is against the latest
   // read, so the outcome compares the generation the write was conditioned on. A file saved from the
@@ -103,6 +106,7 @@ export async function applyOne(
         return { outcome: 'created', proxy };
       } catch (err) {
         if (last || !(err instanceof ApiCallError) || err.code !== 'already_exists') throw err;
+        if (err.retried) mayHaveLanded = 'created';
         current = await getIfExists(ctx, p.name);
         continue;
       }
@@ -113,7 +117,7 @@ export async function applyOne(
         body: spec,
         headers: { 'if-match': ifMatchOf(current) },
       });
-      return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
+      return { outcome: applyOutcome(before, current, proxy, mayHaveLanded), proxy };
     } catch (err) {
       // Gone since our read (its deletion completed): created again, as after a 412 and a read that
       // finds nothing. Not the API's catch-all 404 (a route it lacks): that is no missing proxy.
@@ -122,9 +126,32 @@ export async function applyOne(
         continue;
       }
       if (last || !isPreconditionFailed(err)) throw err;
+      if ((err as ApiCallError).retried) mayHaveLanded ??= 'written';
       current = await getIfExists(ctx, p.name);
     }
   }
+}
+
+/** Which write of apply's, answered 503 and then refused on its retry, may have landed all the same. */
+type Landed = 'created' | 'written' | null;
+
+/**
+ * What apply did to a proxy whose spec it PUT: `latest` is the read the PUT was conditioned on, `first`
+ * the proxy as the command first found it (null: absent). When the PUT found nothing left to write but an
+ * earlier write of this command may have landed, the change is that write's: its POST's (created), or its
+ * PUT's if the proxy (the same one: same uid) moved on since `first` (configured).
+ */
+export function applyOutcome(
+  first: StoredProxy | null,
+  latest: StoredProxy,
+  proxy: StoredProxy,
+  landed: Landed,
+): ApplyOutcome {
+  if (changeOf(latest, proxy)) return 'configured';
+  if (landed === 'created') return 'created';
+  if (landed === 'written' && first !== null && first.uid === proxy.uid && changeOf(first, proxy))
+    return 'configured';
+  return 'unchanged';
 }
 
 /** What to say after proxy `failedAt` (0-based) of `names` failed, `done` being the outcomes before it. */
@@ -264,17 +291,23 @@ export async function patchOne(
   name: string,
   patch: Record<string, unknown>,
 ): Promise<{ before: StoredProxy; proxy: StoredProxy }> {
+  // A PATCH answered 503 and retried into 412 may have landed all the same (as in applyOne): then the
+  // change is judged against the proxy as this command first read it, not against its own write re-read.
+  let first: StoredProxy | null = null;
+  let mayHaveLanded = false;
   for (let attempt = 1; ; attempt++) {
     const before = await api.call<StoredProxy>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+    first ??= before;
     try {
       const proxy = await api.call<StoredProxy>('PATCH', `/v1/proxies/${enc(name)}/spec`, {
         role: 'admin',
         body: patch,
         headers: { 'if-match': ifMatchOf(before) },
       });
-      return { before, proxy };
+      return { before: mayHaveLanded && first.uid === proxy.uid ? first : before, proxy };
     } catch (err) {
       if (attempt >= APPLY_ATTEMPTS || !isPreconditionFailed(err)) throw err;
+      mayHaveLanded ||= (err as ApiCallError).retried;
     }
   }
 }

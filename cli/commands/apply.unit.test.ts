@@ -6,7 +6,8 @@ import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
 import { APPLY_ATTEMPTS, changeOf, parseMergePatch, stoppedNotes } from './apply.js';
 
-type Answer = [number, unknown];
+/** A status, a JSON body, and (optionally) response headers. */
+type Answer = [number, unknown, Record<string, string>?];
 
 /** A fetch that answers `answers` in order and records "METHOD path body" (and each If-Match sent). */
 function scripted(answers: Answer[]) {
@@ -17,8 +18,8 @@ function scripted(answers: Answer[]) {
     calls.push(`${init.method} ${new URL(url).pathname}${body}`);
     const sent = (init.headers as Record<string, string> | undefined)?.['if-match'];
     if (sent !== undefined) ifMatch.push(`${init.method} ${sent}`);
-    const [status, json] = answers.shift() ?? [500, { error: 'internal' }];
-    return new Response(JSON.stringify(json), { status });
+    const [status, json, headers] = answers.shift() ?? [500, { error: 'internal' }];
+    return new Response(JSON.stringify(json), { status, headers });
   }) as unknown as typeof globalThis.fetch;
   return { fetch, calls, ifMatch };
 }
@@ -36,6 +37,21 @@ const proxy = (name: string, generation: number) => ({
   status: { phase: 'Pending', conditions: [] },
 });
 const notFound: Answer = [404, { error: 'not_found', message: 'proxy "x" not found' }];
+/** A write the API gave up on (it may land all the same): the CLI waits Retry-After and sends it again. */
+const gaveUp: Answer = [
+  503,
+  { error: 'unavailable', message: 'store call deadline' },
+  { 'retry-after': '0' },
+];
+/** What the retry of a PUT or PATCH whose first try landed hears: its If-Match is a generation behind. */
+const behind = (g: number): Answer => [
+  412,
+  { error: 'precondition_failed', message: 'moved', generation: g },
+];
+const withCapacity = (p: ReturnType<typeof proxy>, capacity: number) => ({
+  ...p,
+  spec: { ...p.spec, capacity },
+});
 
 async function run(argv: string[], answers: Answer[], file = '') {
   const io = { ...recordingIo(), readFile: async () => file, readStdin: async () => file };
@@ -340,6 +356,72 @@ describe('proxies apply', () => {
 
 // A file saved from `proxies get NAME -o yaml` and edited: sent as its name and spec only (the API refuses
 // the plane's fields), and written only over the proxy and generation it was saved from.
+// The API answers 503 when it gave a write up at its deadline, and such a write may land all the same: the
+// CLI's retry then hears 409 already_exists (a POST) or 412 (a PUT, a PATCH), reads again and finds its own
+// change. It says what the command did — created, configured, patched — not "unchanged".
+describe('a write answered 503 that landed all the same', () => {
+  const file = `name: p1\nspec: {mode: external, endpoint: {host: h.example, port: 3128}, capacity: 8}\n`;
+  const mine = withCapacity(proxy('p1', 4), 8);
+
+  it('apply of an absent proxy: created, not unchanged', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        notFound,
+        gaveUp,
+        [409, { error: 'already_exists', message: 'exists' }],
+        [200, withCapacity(proxy('p1', 1), 8)],
+        [200, withCapacity(proxy('p1', 1), 8)],
+      ],
+      file,
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'], err: [] });
+  });
+
+  it('apply over a stored proxy: configured, not unchanged', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, mine], [200, mine]],
+      file,
+    );
+    expect(r).toMatchObject({
+      exit: 0,
+      out: ['proxy/p1 configured'],
+      err: [],
+      ifMatch: [sentAt('PUT', 3), sentAt('PUT', 3), sentAt('PUT', 4)],
+    });
+  });
+
+  it('a plain 412 (no 503 before it) is another writer: unchanged when it had set the same', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, proxy('p1', 3)], behind(4), [200, mine], [200, mine]],
+      file,
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], err: [] });
+  });
+
+  it('patch and cordon: patched, cordoned — not unchanged, already cordoned', async () => {
+    const patched = await run(
+      ['proxies', 'patch', 'p1', '-p', '{"capacity":8}'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, mine], [200, mine]],
+    );
+    expect(patched).toMatchObject({ exit: 0, out: ['proxy/p1 patched'], err: [] });
+    const cordoned = await run(
+      ['proxies', 'cordon', 'p1'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, proxy('p1', 4)], [200, proxy('p1', 4)]],
+    );
+    expect(cordoned.out[0]).toMatch(/^proxy\/p1 cordoned: no new leases/);
+    // The proxy deleted and made again meanwhile (another uid): its generation says nothing of this write.
+    const remade = { ...proxy('p1', 1), uid: '0f6a8d52-6a4e-4c11-8c57-3d1a2b9e7f00' };
+    const other = await run(
+      ['proxies', 'cordon', 'p1'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, remade], [200, remade]],
+    );
+    expect(other.out).toEqual(['proxy/p1 already cordoned']);
+  });
+});
+
 describe("proxies apply of a file saved from the API's output", () => {
   const uid = UID;
   const stored = (name: string, generation: number, id = uid) => ({
