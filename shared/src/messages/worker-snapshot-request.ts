@@ -9,7 +9,7 @@ import { WorkerId } from './gateway-snapshot.js';
 import { ReceivedTick } from './tick.js';
 
 const snapshotRequestFields = {
-  /** register | first-ack | ack-resumed | drained | admin | proxy-change | resync … (free text: logged, never branched on). */
+  /** register | register-resumed | first-ack | ack-resumed | ack-replayed | worker-draining | drained | admin | proxy-change | resync … (free text: logged, never branched on). */
   reason: z.string().min(1).max(64),
   /** The worker that prompted it, when one did: a new session of it gets a full snapshot at once. */
   workerId: WorkerId.optional(),

@@ -12,6 +12,7 @@ import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
 import {
+  askIfWriteMayLand,
   loadSession,
   requestPass,
   sessionMessage,
@@ -36,7 +37,7 @@ export async function reportRuntime(
   workerId: string,
   body: RuntimeRequestBody,
 ): Promise<RuntimeResponseBody> {
-  const { replay, previous } = await withRetry('runtime', async () => {
+  const { replay, draining, pass } = await withRetry('runtime', async () => {
     // A lapsed session is judged by acceptRuntimeReport: it still takes a shutting-down worker's last word.
     const stored = await loadSession(deps, principal, workerId, body.sessionId, 'caller');
     const now = deps.clock.now();
@@ -63,51 +64,64 @@ export async function reportRuntime(
     }
     const last = stored.value.report;
     const previous = last?.sessionId === body.sessionId ? last : null;
-    if (d.replay) return { replay: true, previous };
-    await deps.workers.put(
-      {
-        session: d.session,
-        // The TTL runs on the controller's clock from now; observedAt is never used (contract §2).
-        report: {
-          workerId,
-          sessionId: body.sessionId,
-          epoch: body.epoch,
-          receivedAt: now,
-          draining: body.draining,
-          counts: body.counts,
+    const draining = await drainingFrom(deps, workerId);
+    // A replay is judged as if no report came before it (the stored one is itself): the answer it follows
+    // may have been lost after the transition's write landed, its request never made.
+    const pass = passAfterReport(body, draining, d.replay ? null : previous);
+    if (d.replay) return { replay: true, draining, pass };
+    try {
+      await deps.workers.put(
+        {
+          session: d.session,
+          // The TTL runs on the controller's clock from now; observedAt is never used (contract §2).
+          report: {
+            workerId,
+            sessionId: body.sessionId,
+            epoch: body.epoch,
+            receivedAt: now,
+            draining: body.draining,
+            counts: body.counts,
+          },
         },
-      },
-      stored.token,
-    );
-    return { replay: false, previous };
+        stored.token,
+      );
+    } catch (err) {
+      await askIfWriteMayLand(deps, err, pass, workerId);
+      throw err;
+    }
+    return { replay: false, draining, pass };
   });
-  const draining = await drainingFrom(deps, workerId);
-  const revokeProxyIds = Object.keys(draining).sort();
-  // A drain this report completes — its proxy absent at an epoch ≥ the drain's, where the previous report
-  // still had it or was too old to count — or a worker that just started shutting down: ask for a pass
-  // now rather than at the next tick. Only on the transition, so a worker reporting every few seconds
-  // does not ask again for a drain the planner has already seen. A replay is judged as if no report came
-  // before it (the stored one is itself): it follows an answer lost on the way, which may have been the
-  // report that made the transition — its write landed after its call was given up (a deadline or the
-  // budget cut it: 503) and its own request was never made. A pass is idempotent and a replay rare.
-  const prior = replay ? null : previous;
+  if (pass) await requestPass(deps, pass, workerId);
+  return {
+    acceptedSequence: body.reportSequence,
+    replay,
+    revokeProxyIds: Object.keys(draining).sort(),
+    reportTtlSeconds: deps.settings.reportTtlMs / 1000,
+  };
+}
+
+/**
+ * The pass a report asks for: a drain it completes — its proxy absent at an epoch ≥ the drain's (or the
+ * worker shutting down idle), where the report before it (`prior`) still had it or was of an epoch before
+ * the drain — or a worker that just started shutting down. The next tick would run it anyway; asked now,
+ * the hand-over takes seconds. Only on the transition, so a worker reporting every few seconds does not
+ * ask again for a drain the planner has already seen.
+ */
+function passAfterReport(
+  body: RuntimeRequestBody,
+  draining: Record<string, number>,
+  prior: { epoch: number; draining: boolean; counts: RuntimeRequestBody['counts'] } | null,
+): 'drained' | 'worker-draining' | null {
   const reported = new Set(body.counts.map((c) => c.proxy));
   const before = new Set(prior?.counts.map((c) => c.proxy));
-  const drainDone = revokeProxyIds.some(
+  const drainDone = Object.keys(draining).some(
     (p) =>
       !reported.has(p) &&
       (draining[p]! <= body.epoch || shutDownIdle(body)) &&
       (!prior || prior.epoch < draining[p]! || before.has(p)),
   );
-  if (drainDone || (body.draining && !prior?.draining)) {
-    await requestPass(deps, drainDone ? 'drained' : 'worker-draining', workerId);
-  }
-  return {
-    acceptedSequence: body.reportSequence,
-    replay,
-    revokeProxyIds,
-    reportTtlSeconds: deps.settings.reportTtlMs / 1000,
-  };
+  if (drainDone) return 'drained';
+  return body.draining && !prior?.draining ? 'worker-draining' : null;
 }
 
 /**

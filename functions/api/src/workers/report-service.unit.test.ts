@@ -1,8 +1,8 @@
 // A runtime report asks the snapshot function for a pass when it completes a drain (`drained`) or starts
 // the worker's shutdown (`worker-draining`): on the transition only, so a worker reporting every few
-// seconds does not ask again. A replay (the same sequence and content: its first answer was lost) asks
-// again, since the lost one may have been the report that made the transition, stored after its call was
-// given up.
+// seconds does not ask again. A write given up at its deadline may land all the same (the gateway hears 503
+// and its next report, a new sequence, finds the transition made): the cut call asks before its 503. A
+// replay (the same sequence and content) asks again, in case the cut call had no time left to ask.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { register } from '../../../../shared/src/domain/workers/session.js';
@@ -36,12 +36,18 @@ function deps() {
   let stored: WorkerRecord = { session, report: null };
   let token = 1;
   let cutNextWrite = false;
+  let conflictNextWrite = false;
   const requests: SnapshotRequest[] = [];
   const d = {
     workers: {
       get: async () => ({ value: stored, token: String(token) }),
       put: async (record: WorkerRecord, expected: string | null) => {
         if (expected !== String(token)) throw new WorkerStoreError('conflict', 'stale');
+        if (conflictNextWrite) {
+          conflictNextWrite = false;
+          token++; // another replica wrote the record meanwhile (touching nothing this report decides on)
+          throw new WorkerStoreError('conflict', 'stale');
+        }
         stored = record;
         token++;
         // The write lands, the call is cut (the store deadline or the request budget): the worker hears 503.
@@ -65,6 +71,9 @@ function deps() {
     stored: () => stored,
     cutNextWrite: () => {
       cutNextWrite = true;
+    },
+    conflictNextWrite: () => {
+      conflictNextWrite = true;
     },
   };
 }
@@ -93,18 +102,27 @@ describe('reportRuntime: pass requests', () => {
     expect(x.requests).toHaveLength(1);
   });
 
-  it('a report that completed a drain, stored after its call was given up (503), asks on its replay', async () => {
+  // The gateway's own sequence: a report whose write landed after its call was given up hears 503, and
+  // the next report is a new sequence, which finds the transition made. The cut call asks before its 503.
+  it('a report that completed a drain, stored after its call was given up (503), asks before the 503', async () => {
     const x = deps();
     await x.send(report(1, busy));
     x.cutNextWrite();
     await expect(x.send(report(2, elsewhere))).rejects.toMatchObject({ kind: 'unavailable' });
     expect(x.stored().session.lastReportSequence).toBe(2);
-    expect(x.requests).toEqual([]);
-    expect(await x.send(report(2, elsewhere))).toMatchObject({ acceptedSequence: 2, replay: true });
     expect(x.requests).toEqual([{ reason: 'drained', workerId: 'gw-1' }]);
+    // The gateway's next report (a new sequence) makes no transition; a same-sequence replay (another
+    // client) asks again, in case the cut call had no time left to ask.
+    expect(await x.send(report(3, elsewhere))).toMatchObject({ replay: false });
+    expect(x.requests).toHaveLength(1);
+    expect(await x.send(report(3, elsewhere))).toMatchObject({ replay: true });
+    expect(x.requests).toEqual([
+      { reason: 'drained', workerId: 'gw-1' },
+      { reason: 'drained', workerId: 'gw-1' },
+    ]);
   });
 
-  it('asks once when the worker starts shutting down; a replay of that report, cut as above, asks on it', async () => {
+  it('asks once when the worker starts shutting down; so does its report cut as above', async () => {
     const x = deps();
     await x.send(report(1, busy));
     await x.send(report(2, busy, true));
@@ -116,9 +134,17 @@ describe('reportRuntime: pass requests', () => {
     await y.send(report(1, busy));
     y.cutNextWrite();
     await expect(y.send(report(2, busy, true))).rejects.toMatchObject({ kind: 'unavailable' });
-    expect(y.requests).toEqual([]);
-    expect(await y.send(report(2, busy, true))).toMatchObject({ replay: true });
     expect(y.requests).toEqual([{ reason: 'worker-draining', workerId: 'gw-1' }]);
+    await y.send(report(3, busy, true));
+    expect(y.requests).toHaveLength(1);
+  });
+
+  it('a write refused as a conflict asks nothing before its retry: the retry decides on what it reads', async () => {
+    const x = deps();
+    await x.send(report(1, busy));
+    x.conflictNextWrite();
+    expect(await x.send(report(2, elsewhere))).toMatchObject({ replay: false });
+    expect(x.requests).toEqual([{ reason: 'drained', workerId: 'gw-1' }]);
   });
 
   it('a replay of a report that made no transition asks for nothing', async () => {

@@ -103,3 +103,20 @@ export async function requestPass(
     });
   }
 }
+
+/**
+ * A write given up at its deadline (`unavailable`: the store call's own bound, or the request's budget)
+ * may land all the same, the worker hearing 503. The pass that write would have asked for is asked for
+ * now — best effort, and a pass is idempotent — before the 503 goes out: landed, the write made its
+ * transition, and the worker's retry finds it made and asks for nothing (a new report is no transition;
+ * an ACK replay, session-service.ts, does ask again, but only if the worker retries).
+ */
+export async function askIfWriteMayLand(
+  deps: Pick<WorkerServiceDeps, 'requester' | 'log'>,
+  err: unknown,
+  pass: string | null,
+  workerId: string,
+): Promise<void> {
+  if (pass !== null && err instanceof WorkerStoreError && err.kind === 'unavailable')
+    await requestPass(deps, pass, workerId);
+}

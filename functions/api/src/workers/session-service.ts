@@ -18,7 +18,14 @@ import {
 } from '../../../../shared/src/messages/worker-api.js';
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
-import { authorise, loadSession, requestPass, type WorkerServiceDeps, withRetry } from './service-deps.js';
+import {
+  askIfWriteMayLand,
+  authorise,
+  loadSession,
+  requestPass,
+  type WorkerServiceDeps,
+  withRetry,
+} from './service-deps.js';
 
 const ackMessage = {
   unknown_snapshot: 'no such snapshot was built for this worker: fetch the latest one',
@@ -113,23 +120,28 @@ export async function acknowledgeSnapshot(
     }
     const now = deps.clock.now();
     const session = touch(d.session, now, deps.settings.sessionTtlMs);
-    await deps.workers.put({ ...stored.value, session }, stored.token);
     const before = stored.value.session;
     const owed = owedBy(header, before.sessionId);
+    // Decided on the record this write is conditioned on. A replay of the bound asks again: it follows an
+    // answer lost on the way, which may have been the ACK that set the bound, written after its call was
+    // given up (below) when there was no time left to ask. The gateway ACKs a snapshot only while it is
+    // not its bound, so a replay is a lost answer, never a duplicate delivery or a resume.
+    const pass = isFirstAck(before, d)
+      ? 'first-ack'
+      : endsOverdue(owed, before.ackedVersion, session.ackedVersion, now, deps.settings.maxStaleAgeSeconds)
+        ? 'ack-resumed'
+        : d.unchanged
+          ? 'ack-replayed'
+          : null;
+    try {
+      await deps.workers.put({ ...stored.value, session }, stored.token);
+    } catch (err) {
+      await askIfWriteMayLand(deps, err, pass, workerId);
+      throw err;
+    }
     return {
       answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
-      // Decided on the record this write was conditioned on. A replay of the bound asks again: it follows
-      // an answer lost on the way, and that may have been the ACK that set the bound — its write landed
-      // after its call was given up (a deadline or the budget cut it: 503) — whose own request was never
-      // made. Left there, a first ACK so replayed had its worker without proxies until the next tick, a
-      // minute away. A pass is idempotent and a replay rare (lost answers, a resumed session).
-      pass: isFirstAck(before, d)
-        ? 'first-ack'
-        : endsOverdue(owed, before.ackedVersion, session.ackedVersion, now, deps.settings.maxStaleAgeSeconds)
-          ? 'ack-resumed'
-          : d.unchanged
-            ? 'ack-replayed'
-            : null,
+      pass,
     };
   });
   // The session is given proxies from its first ACK on (plan-pass.ts assignable), and again from the ACK

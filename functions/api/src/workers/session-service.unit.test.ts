@@ -1,8 +1,9 @@
 // The ACK path asks the snapshot function for a pass exactly when a session records its first ACK, or
 // pays an ACK it had owed past max_stale_age: the planner gives a session proxies only from then on
-// (plan-pass.ts assignable), and the next tick may be a minute away. A replayed ACK asks again (it may
-// replay a first ACK whose answer was lost after its write landed); a later one, or one racing the first,
-// asks for nothing more; a failed request is logged and never fails the ACK.
+// (plan-pass.ts assignable), and the next tick may be a minute away. So does a write given up at its
+// deadline (it may land all the same), and a replayed ACK (it may replay a first ACK whose answer was lost
+// after its write landed); a later ACK, or another racing the first, asks for nothing more; a failed
+// request is logged and never fails the ACK.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { register } from '../../../../shared/src/domain/workers/session.js';
@@ -37,6 +38,7 @@ function deps(
   let stored: WorkerRecord = { session, report: null };
   let token = 1;
   const requests: SnapshotRequest[] = [];
+  let requestFails = opts.requestFails ?? false;
   const log = memoryLogger();
   const d = {
     workers: {
@@ -57,7 +59,7 @@ function deps(
     },
     requester: {
       request: async (r: SnapshotRequest) => {
-        if (opts.requestFails) throw new Error('pubsub down');
+        if (requestFails) throw new Error('pubsub down');
         requests.push(r);
       },
     },
@@ -71,6 +73,9 @@ function deps(
     requests,
     log,
     stored: () => stored,
+    requestsWork: () => {
+      requestFails = false;
+    },
     // What another replica does: records an ACK of version 1 on the stored session.
     ackedElsewhere: () => {
       stored = {
@@ -115,31 +120,54 @@ describe('acknowledgeSnapshot', () => {
     expect(z.requests).toEqual([]);
   });
 
-  it('a first ACK stored after its call was given up (503) asks on its replay: the worker gets its proxies now', async () => {
-    const x = deps();
-    // The write lands, the call is cut (the store deadline or the request budget): the worker hears 503.
-    x.d.workers.put = ((put) => {
-      let cut = false;
-      return async (record: WorkerRecord, expected: string | null) => {
-        await put(record, expected);
-        if (!cut) {
-          cut = true;
-          throw new WorkerStoreError('unavailable', 'deadline exceeded; the write may still land');
-        }
-      };
-    })(x.d.workers.put.bind(x.d.workers));
-    await expect(acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).rejects.toMatchObject({
-      kind: 'unavailable',
+  // A write given up at its deadline may land all the same: the worker hears 503 and sends the ACK again,
+  // which finds the bound set — no first ACK any more. The pass is asked for by the cut call itself, and
+  // again by the replay (in case the cut call had no time left to ask).
+  describe('a first ACK whose write landed after its call was given up (503)', () => {
+    const cutOnce = (x: ReturnType<typeof deps>) => {
+      x.d.workers.put = ((put) => {
+        let cut = false;
+        return async (record: WorkerRecord, expected: string | null) => {
+          await put(record, expected);
+          if (!cut) {
+            cut = true;
+            throw new WorkerStoreError('unavailable', 'deadline exceeded; the write may still land');
+          }
+        };
+      })(x.d.workers.put.bind(x.d.workers));
+    };
+
+    it('asks for the pass before its 503, and its replay asks again', async () => {
+      const x = deps();
+      cutOnce(x);
+      await expect(acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).rejects.toMatchObject({
+        kind: 'unavailable',
+      });
+      expect(x.stored().session.ackedVersion).toBe(1);
+      expect(x.requests).toEqual([{ reason: 'first-ack', workerId: 'gw-1' }]);
+      // The worker sends it again: answered as the first would have been.
+      expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toEqual({
+        acceptedVersion: 1,
+        acceptedEpoch: 3,
+        unchanged: true,
+      });
+      expect(x.requests).toEqual([
+        { reason: 'first-ack', workerId: 'gw-1' },
+        { reason: 'ack-replayed', workerId: 'gw-1' },
+      ]);
     });
-    expect(x.stored().session.ackedVersion).toBe(1);
-    expect(x.requests).toEqual([]);
-    // The worker sends it again: answered as the first would have been, and the pass is asked for.
-    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toEqual({
-      acceptedVersion: 1,
-      acceptedEpoch: 3,
-      unchanged: true,
+
+    it('the cut call with nothing left to ask with (its request failed): the replay asks', async () => {
+      const x = deps({ requestFails: true });
+      cutOnce(x);
+      await expect(acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).rejects.toMatchObject({
+        kind: 'unavailable',
+      });
+      expect(x.log.lines).toEqual([expect.objectContaining({ reason: 'first-ack', severity: 'WARNING' })]);
+      x.requestsWork();
+      expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toMatchObject({ unchanged: true });
+      expect(x.requests).toEqual([{ reason: 'ack-replayed', workerId: 'gw-1' }]);
     });
-    expect(x.requests).toEqual([{ reason: 'ack-replayed', workerId: 'gw-1' }]);
   });
 
   it('a refused first ACK asks for nothing', async () => {

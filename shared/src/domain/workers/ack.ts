@@ -59,7 +59,8 @@ export function acceptAck(
  * Whether an accepted ACK is the session's first: its bound was unset before and is set now. The planner
  * gives a session proxies only from then on (snapshots/plan-pass.ts assignable), so the API asks for a
  * pass at that moment rather than leave the new worker waiting for the next tick; a replay of the same
- * ACK, or any later one, finds the bound already set and asks for nothing.
+ * ACK, or any later one, finds the bound already set and is no first ACK (the API asks again on a replay
+ * for its own reason: functions/api/src/workers/session-service.ts).
  */
 export const isFirstAck = (before: WorkerSession, d: AckDecision): boolean =>
   d.ok && before.ackedVersion === null && d.session.ackedVersion !== null;
