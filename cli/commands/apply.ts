@@ -99,7 +99,12 @@ export async function applyOne(
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= APPLY_ATTEMPTS;
     const stale = staleness(p.name, p.savedFrom, current, p.body.spec);
-    if (stale !== null) throw staleFileError(p.where, [stale], 'not applied');
+    if (stale !== null) {
+      const landed =
+        mayHaveLanded &&
+        `proxy/${p.name}: this apply's first attempt (answered 503) may have been applied before that change`;
+      throw staleFileError(p.where, landed ? [stale, landed] : [stale], 'not applied');
+    }
     if (current === null) {
       try {
         const proxy = await api.call<StoredProxy>('POST', '/v1/proxies', { role: 'admin', body: p.body });

@@ -354,8 +354,6 @@ describe('proxies apply', () => {
   });
 });
 
-// A file saved from `proxies get NAME -o yaml` and edited: sent as its name and spec only (the API refuses
-// the plane's fields), and written only over the proxy and generation it was saved from.
 // The API answers 503 when it gave a write up at its deadline, and such a write may land all the same: the
 // CLI's retry then hears 409 already_exists (a POST) or 412 (a PUT, a PATCH), reads again and finds its own
 // change. It says what the command did — created, configured, patched — not "unchanged".
@@ -392,6 +390,36 @@ describe('a write answered 503 that landed all the same', () => {
     });
   });
 
+  it('the proxy deleted and made again meanwhile (another uid), with the same spec: unchanged', async () => {
+    const remade = { ...mine, uid: '0f6a8d52-6a4e-4c11-8c57-3d1a2b9e7f00' };
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, remade], [200, remade]],
+      file,
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], err: [] });
+  });
+
+  it('a saved file: configured; refused as stale when changed again meanwhile, saying it may have landed', async () => {
+    const savedAt3 = `name: p1\nuid: ${UID}\ngeneration: 3\nspec: {mode: external, endpoint: {host: h.example, port: 3128}, capacity: 8}\n`;
+    const configured = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, proxy('p1', 3)], gaveUp, behind(4), [200, mine], [200, mine]],
+      savedAt3,
+    );
+    expect(configured).toMatchObject({ exit: 0, out: ['proxy/p1 configured'], err: [] });
+    const changedAgain = withCapacity(proxy('p1', 5), 9);
+    const refused = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, proxy('p1', 3)], gaveUp, behind(5), [200, changedAgain]],
+      savedAt3,
+    );
+    expect(refused.exit).toBe(1);
+    expect(refused.err).toContain(
+      "  proxy/p1: this apply's first attempt (answered 503) may have been applied before that change",
+    );
+  });
+
   it('a plain 412 (no 503 before it) is another writer: unchanged when it had set the same', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'p.yaml'],
@@ -422,6 +450,8 @@ describe('a write answered 503 that landed all the same', () => {
   });
 });
 
+// A file saved from `proxies get NAME -o yaml` and edited: sent as its name and spec only (the API refuses
+// the plane's fields), and written only over the proxy and generation it was saved from.
 describe("proxies apply of a file saved from the API's output", () => {
   const uid = UID;
   const stored = (name: string, generation: number, id = uid) => ({
@@ -555,8 +585,9 @@ describe("proxies apply of a file saved from the API's output", () => {
     ]);
   });
 
-  // Its first apply landed but the answer was lost (or answered 503, and the retry 412): applied again it
-  // finds its own spec stored, a generation on — the file's, so nothing to refuse and nothing to write.
+  // Its first apply landed but the answer was lost (or landed late, after this run's read: a plain 412):
+  // applied again it finds its own spec stored, a generation on — the file's, so nothing to refuse and
+  // nothing to write. (A 503 and then the 412 within one run: configured, below.)
   it('applied again once its spec is stored, it converges: unchanged, not refused as stale', async () => {
     const landed = { ...stored('p1', 4), spec: { ...stored('p1', 4).spec, capacity: 8 } };
     const again = await run(
