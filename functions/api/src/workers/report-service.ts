@@ -127,9 +127,9 @@ function passAfterReport(
 /**
  * The proxies being drained away from the worker (its latest snapshot's header) → their drain epochs. A
  * header edited out of shape reads as no drains (logged): revokeProxyIds only speeds a drain up — the
- * snapshot stays authoritative — and the report, already stored, keeps the session live, so the next pass
- * finds the worker and its save writes the header whole again. Failing the report instead (500) answered
- * a stored report as failed, whose retry, a replay, skipped the pass request below.
+ * snapshot stays authoritative — and the report is still stored and keeps the session live, so the next
+ * pass finds the worker and its save writes the header whole again. Failing the report instead (500) left
+ * the worker's session to lapse on a header only an operator or the next pass could mend.
  */
 async function drainingFrom(deps: WorkerServiceDeps, workerId: string): Promise<Record<string, number>> {
   try {
