@@ -185,7 +185,7 @@ export class LeaseService {
         }
         let grant: LeaseGrant;
         try {
-          grant = await this.grantBody(lease, req.protocols, 0);
+          grant = await this.grantBody(lease, req.protocols, 0, 'replay');
         } catch (err) {
           if (err instanceof GrantOutlived) {
             // It ended while its credentials were read: as above, an ended lease.
@@ -301,7 +301,12 @@ export class LeaseService {
           };
           try {
             // At least half its TTL left as the answer leaves (GrantOutlived).
-            const grant = await this.grantBody(outcome.lease, req.protocols, (req.ttlSeconds * 1000) / 2);
+            const grant = await this.grantBody(
+              outcome.lease,
+              req.protocols,
+              (req.ttlSeconds * 1000) / 2,
+              'new',
+            );
             return { kind: 'granted', grant };
           } catch (err) {
             if (err instanceof GrantOutlived) {
@@ -318,7 +323,8 @@ export class LeaseService {
               continue;
             }
             if (err instanceof ProxyWithdrawn) {
-              // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
+              // Deleted, unhealthy, taken by the gateway, replaced, or cooling down for the target since it
+              // was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
               // So too when the gateway's view is only re-subscribing (GateUnknown): a 503 now would leave
@@ -539,16 +545,21 @@ export class LeaseService {
    * here: it stops selection, and a grant committed is a lease like one made a moment before it, which
    * runs to its expiry (docs/leases.md § Cordon) — whether this answer or a replay of it goes out.
    * Nor listening at another address than the lease records (renewable asks the same, before the gate).
+   * A `new` grant is also refused on a proxy cooling down for its target: a report of the site's push-back
+   * (another crawler's lease on the proxy) may land while the grant waits its turn on the proxy — and every
+   * acquire then queued on it was answered with it, sent to the site that had just refused it. A replay
+   * answers with the lease the crawler may already hold, as a renewal would (a cooldown ends no lease).
    * Refused only by a gate whose view is re-subscribing: GateUnknown (a ProxyWithdrawn to a new grant).
    */
-  private handedOut(lease: Lease, protocols: readonly ProxyProtocol[]): ProxyResource {
+  private handedOut(lease: Lease, protocols: readonly ProxyProtocol[], grant: GrantKind): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
     if (
       !listed ||
       !renewsOn(lease, listed) ||
       !isLeasable(listed) ||
       listensElsewhere(lease.endpoint, listed) ||
-      !protocols.includes(proxyProtocol(listed))
+      !protocols.includes(proxyProtocol(listed)) ||
+      (grant === 'new' && this.deps.store.cooldownEnd(listed, lease.target, this.deps.clock.now()) !== null)
     )
       throw new ProxyWithdrawn(lease.proxy);
     // Asked last: every refusal the catalog alone decides is known, whatever the view's state.
@@ -567,8 +578,9 @@ export class LeaseService {
     lease: Lease,
     protocols: readonly ProxyProtocol[],
     minLeftMs: number,
+    grant: GrantKind,
   ): Promise<LeaseGrant> {
-    const proxy = this.handedOut(lease, protocols);
+    const proxy = this.handedOut(lease, protocols, grant);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
     if (lease.expiresAt.getTime() - this.deps.clock.now().getTime() <= minLeftMs)
       throw new GrantOutlived(lease.proxy);
@@ -576,7 +588,7 @@ export class LeaseService {
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
     // address and password belong together — and that address must still be the proxy's.
     const endpoint = proxyEndpoint(proxy);
-    if (!endpoint || !sameEndpoint(endpoint, proxyEndpoint(this.handedOut(lease, protocols))))
+    if (!endpoint || !sameEndpoint(endpoint, proxyEndpoint(this.handedOut(lease, protocols, grant))))
       throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     // The lease records where selection saw the proxy; an answer with another address would be refused
     // its first renewal (renewable: listensElsewhere).
@@ -606,6 +618,9 @@ const sameEndpoint = (a: ProxyEndpoint, b: ProxyEndpoint | null): boolean =>
 
 /** Why a renewal is refused: the proxy may no longer be leased at all, or it is cordoned. */
 type Refusal = 'withdrawn' | 'cordoned';
+
+/** A lease answered as just granted, or as a replay under its Idempotency-Key (LeaseService.handedOut). */
+type GrantKind = 'new' | 'replay';
 
 /** The granted lease's proxy may no longer be handed out (LeaseService.handedOut): the grant is given back. */
 class ProxyWithdrawn extends Error {
