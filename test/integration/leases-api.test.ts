@@ -1587,6 +1587,55 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await acquire({ target: 'shop.example' })).body.proxy.name).toBe('a');
   });
 
+  // A report of the site's push-back on another lease of the proxy may commit while a new grant on it is
+  // answered (here: during its credentials read). Selection had asked about cooldowns before; the answer
+  // asks again as it leaves, so the grant is given back and another proxy leased.
+  it('a cooldown that starts while a grant is answered: that proxy is given back, another one leased', async () => {
+    const a = proxy('a', { latencyMillis: 1, capacity: 3 });
+    await start([
+      { ...a, spec: { ...a.spec, credentialsRef: { secret: 'withdrawn-a', version: 'latest' } } },
+      proxy('b', { latencyMillis: 2 }),
+    ]);
+    const { body: first } = await acquire({ target: 'shop.example' });
+    expect(first.proxy.name).toBe('a');
+    whileReadingWithdrawn = async () => {
+      whileReadingWithdrawn = null;
+      const reported = await call('POST', `/v1/leases/${first.leaseId}/report`, { result: 'rate_limited' });
+      expect(reported.status).toBe(204);
+    };
+    try {
+      const second = await acquire({ target: 'shop.example' });
+      expect(second).toMatchObject({ status: 201, body: { proxy: { name: 'b' } } });
+      const active = (await db.collection(LEASE_COLLECTIONS.leases).get()).docs
+        .filter((d) => d.get('releasedAt') === null)
+        .map((d) => d.get('proxy'))
+        .sort();
+      expect(active).toEqual(['a', 'b']); // the first lease on a, and b's: the grant on a was given back
+      // Another site is no concern of that cooldown.
+      expect((await acquire({ target: 'other.example' })).body.proxy.name).toBe('a');
+    } finally {
+      whileReadingWithdrawn = null;
+    }
+  });
+
+  it('a replay under its Idempotency-Key keeps its lease on a proxy its own report cooled down', async () => {
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
+    const keyed = () =>
+      call('POST', '/v1/leases', { target: 'shop.example' }, TOKEN, { 'idempotency-key': 'crawl-42' });
+    const granted = await keyed();
+    expect(granted).toMatchObject({ status: 201, body: { proxy: { name: 'a' } } });
+    expect(
+      (await call('POST', `/v1/leases/${granted.body.leaseId}/report`, { result: 'rate_limited' })).status,
+    ).toBe(204);
+    // The crawler lost the answer and sends the acquire again: the lease it may already hold, not another.
+    expect(await keyed()).toMatchObject({
+      status: 201,
+      body: { leaseId: granted.body.leaseId, proxy: { name: 'a' } },
+    });
+    const lease = await db.collection(LEASE_COLLECTIONS.leases).doc(granted.body.leaseId).get();
+    expect(lease.get('releasedAt')).toBeNull();
+  });
+
   it('reports on a cooldown already running to about the same end write nothing: one document write per step', async () => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({ target: 'shop.example' });

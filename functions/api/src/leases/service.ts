@@ -324,8 +324,7 @@ export class LeaseService {
             }
             if (err instanceof ProxyWithdrawn) {
               // Deleted, unhealthy, taken by the gateway, replaced, or cooling down for the target since it
-              // was selected: the view the
-              // answer goes out with says it may not be leased. Give the slot back and select again (the
+              // was selected: the view the answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
               // So too when the gateway's view is only re-subscribing (GateUnknown): a 503 now would leave
               // a committed lease nobody was told of.
