@@ -218,12 +218,19 @@ describe('invariant: never over capacity, whatever the replicas', () => {
     expect(tally.contended).toBeLessThan(requests / 100);
 
     const leases = await storedLeases(db);
-    // Every grant a client saw is stored; anything else stored is an acquire whose answer was lost.
+    // Every grant a client saw is stored. Anything else stored is an acquire whose answer was lost, or a
+    // grant the API gave back before answering — its proxy started cooling down for the target while the
+    // grant was made (another client's report; docs/leases.md): released at once, never handed out.
     const stored = new Set(leases.map((l) => l.id));
     expect([...tally.granted].filter((id) => !stored.has(id))).toEqual([]);
-    expect(stored.size - tally.granted.size).toBeLessThanOrEqual(tally.unknownAcquires);
+    const unseen = leases.filter((l) => !tally.granted.has(l.id));
+    const givenBack = unseen.filter((l) => l.releasedAt !== null);
+    if (givenBack.length > 0) console.log(`grants given back before their answer: ${givenBack.length}`);
+    expect(unseen.length - givenBack.length).toBeLessThanOrEqual(tally.unknownAcquires);
     // Every release answered 204 is recorded, and every lease a client held was released.
-    const released = new Set(leases.filter((l) => l.releasedAt !== null).map((l) => l.id));
+    const released = new Set(
+      leases.filter((l) => l.releasedAt !== null && tally.granted.has(l.id)).map((l) => l.id),
+    );
     expect(released).toEqual(tally.released);
     expect(tally.released).toEqual(tally.granted);
 
@@ -247,6 +254,7 @@ describe('invariant: never over capacity, whatever the replicas', () => {
         .filter((e) => e.expiresAt.toMillis() > now)
         .map((e) => `${d.id}:${e.leaseId}`),
     );
-    expect(leftover.length).toBe(stored.size - tally.granted.size);
+    // Those of acquires whose answer was lost (the grants given back are released).
+    expect(leftover.length).toBe(unseen.length - givenBack.length);
   });
 });
