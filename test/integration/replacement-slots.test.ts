@@ -111,4 +111,24 @@ describe('FirestoreReplacementSlots', () => {
     for (let i = 0; i < 10; i++) expect(await s!.take(holder(i))).toEqual({ granted: true });
     expect(await s!.list()).toEqual([]);
   });
+  // A Healthy verdict frees the slot only when it is about another instance than the one the slot was
+  // taken to replace; a delete of a later instance on the held slot records that one (restamp).
+  it('stores what a slot replaces; a verdict about that instance keeps it, one about another frees it', async () => {
+    const [a, b] = plane(2, 1);
+    expect(await a!.take(holder(1), { replacing: 'vm-1@T0' })).toEqual({ granted: true });
+    expect(await b!.list()).toEqual([
+      { ...holder(1), takenAt: expect.any(Date), takeId: expect.any(String), replacing: 'vm-1@T0' },
+    ]);
+    expect(await b!.release(holder(1), 'vm-1@T0')).toBe(false);
+    expect(await b!.take(holder(1), { replacing: 'vm-1@T1' })).toEqual({ granted: true, alreadyHeld: true });
+    expect((await a!.list())[0]!.replacing).toBe('vm-1@T0');
+    expect(await b!.take(holder(1), { replacing: 'vm-1@T1', restamp: true })).toEqual({
+      granted: true,
+      alreadyHeld: true,
+    });
+    expect((await a!.list())[0]!.replacing).toBe('vm-1@T1');
+    expect(await a!.release(holder(1), 'vm-1@T1')).toBe(false);
+    expect(await a!.release(holder(1), 'vm-1@T2')).toBe(true);
+    expect(await b!.list()).toEqual([]);
+  });
 });

@@ -1547,6 +1547,87 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
   });
 
+  /**
+   * A health source whose first read waits until `open()` (a slow read), so another delivery of the proxy
+   * runs to its end meanwhile and reads no verdict; from `open()` on, healthyOnceRunning.
+   */
+  function heldHealth(): { open: () => void } {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let first = true;
+    let opened = false;
+    t.deps.health = {
+      verdictFor: async (proxy) => {
+        if (first) {
+          first = false;
+          await gate;
+        } else if (!opened) return null;
+        return healthyOnceRunning.verdictFor(proxy);
+      },
+    };
+    return {
+      open: () => {
+        opened = true;
+        release();
+      },
+    };
+  }
+
+  it('a verdict about the old VM, read while a rotation replaces it, does not free the replacement’s slot', async () => {
+    // The probe finds p1's old VM healthy: its transition's delivery (A, on a function instance whose cache
+    // still holds the old render, so nothing to replace) reads that verdict slowly. Meanwhile the rotation's
+    // delivery (C, fresh) takes the one slot and deletes that very VM.
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => (fresh ? rotatedScript : booted),
+      versionState: async () => 'readable',
+    };
+    const held = heldHealth();
+    const a = t.run('p1', 'health-transition');
+    await new Promise((r) => setTimeout(r, 10));
+    await t.run('p1', 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(1);
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    held.open();
+    await a;
+    // A's verdict was about the instance the slot replaces: the slot stays the replacement's, and p2
+    // waits its turn.
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+  });
+
+  it('a replacement right after a replacement keeps the slot when the first one’s new VM proves healthy meanwhile', async () => {
+    // p1's first replacement (R1) has its new VM running, not yet proven. A delivery (A) reads that VM's
+    // verdict slowly while a second change (R2) replaces that VM on the slot p1 already holds.
+    await rotateUntilP1Runs();
+    const held = heldHealth();
+    const a = t.run('p1', 'health-transition');
+    await new Promise((r) => setTimeout(r, 10));
+    const deletes = t.provider.callsOf('delete');
+    const secondChange = { ...rotatedScript, digest: 'sha256:upgraded-again' };
+    t.setCloudInit(secondChange);
+    await t.run('p1', 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(deletes + 1);
+    held.open();
+    await a;
+    // The verdict was about the VM R2 replaces: the slot is R2's.
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    // R2's own new VM proving healthy frees it, and the roll goes on.
+    t.deps.health = healthyOnceRunning;
+    for (let i = 0; i < 6 && (t.slots as InMemoryReplacementSlots).slots.length > 0; i++) {
+      t.clock.advance(iv.ProvisioningPoll);
+      t.provider.bootAll();
+      await t.run('p1');
+    }
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+  });
+
   it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {
     // This function instance's cache still holds the old version; only a fresh read sees the new one.
     t.deps.cloudInit = {

@@ -173,6 +173,17 @@ export async function runPass(
       return current ? { kind: 'conflict', plan, proxy, ...earlier } : { kind: 'not-found' };
     }
   }
+  // A delete made on the slot the proxy already held (a replacement right after a replacement, or a
+  // concurrent delivery's take) records, just before it is made, the instance it now replaces: from then
+  // on only a Healthy verdict about another instance frees the slot (replacement-slots.ts releaseSlot).
+  // Not at the take itself, which a cached plan may make for a new VM it mistakes for an old one. Freed
+  // meanwhile (that verdict came first), the slot is taken anew — or refused, and the re-run queues.
+  const slot = obs.replacementSlot;
+  if (plan.action?.kind === 'delete' && slot?.granted && slot.alreadyHeld && !proxy.deletionRequestedAt) {
+    const intent = { replacing: healthInstanceKey(proxy), restamp: true };
+    if (!(await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }, intent)).granted)
+      return { kind: 'conflict', plan, proxy, ...earlier };
+  }
   let created: CreatedInstance | undefined;
   const triedCreate = plan.action?.kind === 'create';
   if (plan.action && plan.action.kind !== 'deleteDocument') {
@@ -217,8 +228,13 @@ export async function runPass(
     throw new TransientReconcileError(`${plan.branch}: ${failure.message}${unwritten}`, failure);
   }
   // Freed before the status write: a crash in between leaves the slot free and the pass re-runs (release
-  // is idempotent), never a slot held by a replacement that is over.
-  if (plan.slot === 'release') await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
+  // is idempotent), never a slot held by a replacement that is over. Freed only by a verdict about another
+  // instance than the one the slot replaces: this pass may have read the old instance recovering just as
+  // another delivery took the slot to replace it (replacement-slots.ts releaseSlot).
+  if (plan.slot === 'release') {
+    const proven = healthInstanceKey({ uid: proxy.uid, spec: proxy.spec, status: plan.status });
+    await deps.slots.release({ proxy: proxy.name, uid: proxy.uid }, proven);
+  }
   if (plan.action?.kind === 'deleteDocument') {
     const outcome = await deps.store.deleteDocument(name, stored.version);
     if (outcome === 'conflict') return { kind: 'conflict', plan, proxy, ...earlier };
@@ -319,7 +335,11 @@ async function withSlotIfAsked(
   plan: Plan,
 ): Promise<{ obs: Observation; plan: Plan }> {
   if (plan.slot !== 'take' || obs.replacementSlot) return { obs, plan };
-  const taken = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
+  const holder = { proxy: proxy.name, uid: proxy.uid };
+  const taken = {
+    ...obs,
+    replacementSlot: await deps.slots.take(holder, { replacing: healthInstanceKey(proxy) }),
+  };
   return { obs: taken, plan: taken.replacementSlot.granted ? plan : reconcile(proxy, taken, deps.intervals) };
 }
 

@@ -1,11 +1,14 @@
 // The replacement slots (domain/reconcile/replacement-slots.ts): the reconcile pass takes one right before
 // it deletes a serving instance for a stale hash, and releases it when it records the new instance
 // healthy (the probe's verdict about it), or when the proxy's document goes. Both are idempotent and transactional.
-import type { SlotGrant, SlotHolder } from '../domain/reconcile/replacement-slots.js';
+import type { SlotGrant, SlotHolder, TakeIntent } from '../domain/reconcile/replacement-slots.js';
 
 export interface ReplacementSlots {
-  /** Grants a slot (or confirms the one `holder` already has), or says none is free. */
-  take(holder: SlotHolder): Promise<SlotGrant>;
-  /** Frees `holder`'s slot if it has one; true when it had. */
-  release(holder: SlotHolder): Promise<boolean>;
+  /** Grants a slot (or confirms the one `holder` already has), or says none is free (takeSlot). */
+  take(holder: SlotHolder, intent?: TakeIntent): Promise<SlotGrant>;
+  /**
+   * Frees `holder`'s slot if it has one; true when it had. `proven`: freed by a Healthy verdict about the
+   * instance with that health key, which keeps a slot taken to replace that very instance (releaseSlot).
+   */
+  release(holder: SlotHolder, proven?: string): Promise<boolean>;
 }

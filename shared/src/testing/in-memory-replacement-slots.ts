@@ -7,6 +7,7 @@ import {
   type SlotGrant,
   type SlotHolder,
   type SlotPolicy,
+  type TakeIntent,
   takeSlot,
 } from '../domain/reconcile/replacement-slots.js';
 import { type Clock, systemClock } from '../ports/clock.js';
@@ -23,14 +24,14 @@ export class InMemoryReplacementSlots implements ReplacementSlots {
     this.policy = { limit, staleAfterMs };
   }
 
-  async take(holder: SlotHolder): Promise<SlotGrant> {
-    const { result, next } = takeSlot(this.slots, holder, this.clock.now(), this.policy);
+  async take(holder: SlotHolder, intent?: TakeIntent): Promise<SlotGrant> {
+    const { result, next } = takeSlot(this.slots, holder, this.clock.now(), this.policy, undefined, intent);
     if (next) this.slots = next;
     return result;
   }
 
-  async release(holder: SlotHolder): Promise<boolean> {
-    const { result, next } = releaseSlot(this.slots, holder);
+  async release(holder: SlotHolder, proven?: string): Promise<boolean> {
+    const { result, next } = releaseSlot(this.slots, holder, proven);
     if (next) this.slots = next;
     return result;
   }

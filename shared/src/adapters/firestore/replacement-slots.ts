@@ -1,5 +1,5 @@
 // ReplacementSlots on Firestore: `replacements/slots`, one small document holding every slot
-// ({ slots: [{ proxy, uid, takenAt, takeId }] }). Every change is a transaction over that document running the
+// ({ slots: [{ proxy, uid, takenAt, takeId, replacing }] }). Every change is a transaction over that document running the
 // pure slot arithmetic (domain/reconcile/replacement-slots.ts), so concurrent takers never exceed the cap
 // and a duplicate delivery finds its own slot. Only the reconcile function writes it.
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,7 @@ import {
   type SlotGrant,
   type SlotHolder,
   type SlotPolicy,
+  type TakeIntent,
   takeSlot,
 } from '../../domain/reconcile/replacement-slots.js';
 import type { Clock } from '../../ports/clock.js';
@@ -44,25 +45,33 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
     return this.db.collection(Collections.replacements).doc(REPLACEMENT_SLOTS_DOC);
   }
 
-  async take(holder: SlotHolder): Promise<SlotGrant> {
+  async take(holder: SlotHolder, intent?: TakeIntent): Promise<SlotGrant> {
     if (this.policy.limit === 0) return { granted: true };
     // A plain read first: a proxy that would be refused on it is refused without a transaction (a
     // refusal from a stale read only delays a replacement by one retry), so a queue of waiting proxies
     // does not contend for the document the replacing ones write.
-    const peek = takeSlot(slotsOf((await this.ref().get()).data()), holder, this.clock.now(), this.policy);
+    const now = this.clock.now();
+    const peek = takeSlot(
+      slotsOf((await this.ref().get()).data()),
+      holder,
+      now,
+      this.policy,
+      undefined,
+      intent,
+    );
     if (!peek.result.granted && !peek.next) return peek.result;
     // Named once for every run of the transaction: a re-run after the commit landed (its answer lost)
     // finds the slot this take staged and reads it as taken, not as held before (takeSlot).
     const takeId = randomUUID();
-    return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy, takeId));
+    return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy, takeId, intent));
   }
 
-  async release(holder: SlotHolder): Promise<boolean> {
+  async release(holder: SlotHolder, proven?: string): Promise<boolean> {
     if (this.policy.limit === 0) return false;
     // Most releases are asked by a first create's pass, which holds nothing: a plain read settles those
     // (a committed take is visible to it) without a transaction on the contended document.
-    if (!releaseSlot(slotsOf((await this.ref().get()).data()), holder).next) return false;
-    return this.change((slots) => releaseSlot(slots, holder));
+    if (!releaseSlot(slotsOf((await this.ref().get()).data()), holder, proven).next) return false;
+    return this.change((slots) => releaseSlot(slots, holder, proven));
   }
 
   /** Reads the slots in a transaction, and writes them back only when `decide` changed them. */
@@ -77,6 +86,7 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
             uid: s.uid,
             takenAt: Timestamp.fromDate(s.takenAt),
             ...(s.takeId === undefined ? {} : { takeId: s.takeId }),
+            ...(s.replacing === undefined ? {} : { replacing: s.replacing }),
           })),
         });
       }
@@ -95,6 +105,7 @@ const StoredSlot = z.object({
   uid: z.string().min(1),
   takenAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   takeId: z.string().optional().catch(undefined),
+  replacing: z.string().optional().catch(undefined),
 });
 
 /**

@@ -14,6 +14,25 @@ export interface ReplacementSlot extends SlotHolder {
   takenAt: Date;
   /** The take that staged it (absent on a slot stored before takes were named). */
   takeId?: string;
+  /**
+   * The instance the slot was taken to replace: its health key (health/instance-key.ts) when the take
+   * was made, or when a delete of a later instance was made on the slot the proxy already held. Only a
+   * Healthy verdict about another instance frees the slot (releaseSlot `proven`). Absent on a slot stored
+   * before it was recorded; '' when that instance had no key.
+   */
+  replacing?: string;
+}
+
+/** What a take is for: deleting the instance whose health key is `replacing`. */
+export interface TakeIntent {
+  replacing: string;
+  /**
+   * Records `replacing` on a slot the holder already has: the delete of a later instance is about to be
+   * made on it (a replacement after a replacement). A take on a cached plan does not, since a fresh read
+   * may still decide against the delete — and a slot marked for the new instance it mistook for an old
+   * one would never be freed by that instance's Healthy verdict, held until it went stale.
+   */
+  restamp?: boolean;
 }
 
 export interface SlotPolicy {
@@ -59,6 +78,7 @@ export function takeSlot(
   now: Date,
   policy: SlotPolicy,
   takeId?: string,
+  intent?: TakeIntent,
 ): SlotChange<SlotGrant> {
   if (policy.limit === 0) return { result: { granted: true }, next: null };
   const live = slots.filter((s) => !isStale(s, now, policy));
@@ -66,9 +86,14 @@ export function takeSlot(
   const held = live.find((s) => same(s, holder));
   if (held) {
     const own = takeId !== undefined && held.takeId === takeId;
+    const restamp = intent?.restamp === true && held.replacing !== intent.replacing;
     return {
       result: own ? { granted: true } : { granted: true, alreadyHeld: true },
-      next: reclaimed ? live : null,
+      next: restamp
+        ? live.map((s) => (s === held ? { ...s, replacing: intent.replacing } : s))
+        : reclaimed
+          ? live
+          : null,
     };
   }
   if (live.length >= policy.limit) {
@@ -79,12 +104,33 @@ export function takeSlot(
   }
   return {
     result: { granted: true },
-    next: [...live, { ...holder, takenAt: now, ...(takeId === undefined ? {} : { takeId }) }],
+    next: [
+      ...live,
+      {
+        ...holder,
+        takenAt: now,
+        ...(takeId === undefined ? {} : { takeId }),
+        ...(intent === undefined ? {} : { replacing: intent.replacing }),
+      },
+    ],
   };
 }
 
-/** Releases `holder`'s slot; releasing one it does not hold changes nothing. */
-export function releaseSlot(slots: readonly ReplacementSlot[], holder: SlotHolder): SlotChange<boolean> {
-  const rest = slots.filter((s) => !same(s, holder));
-  return rest.length === slots.length ? { result: false, next: null } : { result: true, next: rest };
+/**
+ * Releases `holder`'s slot; releasing one it does not hold changes nothing. `proven`: the release is a
+ * Healthy verdict about the instance with that health key, which ends a replacement only if it is not the
+ * instance the slot is replacing — a verdict about the old instance (it recovered just as a rotation
+ * deleted it), read by a pass that raced the one that took the slot, freed the replacement's slot and let
+ * one more start past the cap.
+ */
+export function releaseSlot(
+  slots: readonly ReplacementSlot[],
+  holder: SlotHolder,
+  proven?: string,
+): SlotChange<boolean> {
+  const held = slots.find((s) => same(s, holder));
+  if (!held) return { result: false, next: null };
+  if (proven !== undefined && proven !== '' && held.replacing === proven)
+    return { result: false, next: null };
+  return { result: true, next: slots.filter((s) => s !== held) };
 }

@@ -100,4 +100,40 @@ describe('releaseSlot', () => {
   it('frees only the slot of that uid', () => {
     expect(releaseSlot([held(a)], { proxy: 'a', uid: 'other' })).toEqual({ result: false, next: null });
   });
+
+  it('a Healthy verdict frees the slot unless it is about the very instance the slot replaces', () => {
+    const replacingOld = { ...held(a), replacing: 'vm-a@T0' };
+    // About the new instance: the replacement is over.
+    expect(releaseSlot([replacingOld], a, 'vm-a@T1')).toEqual({ result: true, next: [] });
+    // About the old one (it recovered as the rotation deleted it): the replacement is not.
+    expect(releaseSlot([replacingOld], a, 'vm-a@T0')).toEqual({ result: false, next: null });
+    // A verdict with no instance key, and a slot stored before `replacing` was: freed as before.
+    expect(releaseSlot([replacingOld], a, '')).toEqual({ result: true, next: [] });
+    expect(releaseSlot([held(a)], a, 'vm-a@T0')).toEqual({ result: true, next: [] });
+    // A slot taken to replace an instance with no key ('') is freed by any keyed verdict.
+    expect(releaseSlot([{ ...held(a), replacing: '' }], a, 'vm-a@T1').result).toBe(true);
+  });
+});
+
+describe('takeSlot with what it replaces', () => {
+  it('a new slot records the instance; a held one keeps its record unless restamped', () => {
+    const taken = takeSlot([], a, now, policy, 't-1', { replacing: 'vm-a@T0' });
+    expect(taken).toEqual({
+      result: { granted: true },
+      next: [{ ...a, takenAt: now, takeId: 't-1', replacing: 'vm-a@T0' }],
+    });
+    const slots = taken.next!;
+    // A take on a cached plan for a later instance: granted as held, the record untouched (no write).
+    expect(takeSlot(slots, a, now, policy, 't-2', { replacing: 'vm-a@T1' })).toEqual({
+      result: { granted: true, alreadyHeld: true },
+      next: null,
+    });
+    // The delete of that later instance about to be made on the held slot: restamped, takenAt kept.
+    expect(takeSlot(slots, a, now, policy, 't-3', { replacing: 'vm-a@T1', restamp: true })).toEqual({
+      result: { granted: true, alreadyHeld: true },
+      next: [{ ...a, takenAt: now, takeId: 't-1', replacing: 'vm-a@T1' }],
+    });
+    // Restamped with what it already says: nothing to write.
+    expect(takeSlot(slots, a, now, policy, 't-4', { replacing: 'vm-a@T0', restamp: true }).next).toBeNull();
+  });
 });
