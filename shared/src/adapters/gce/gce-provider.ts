@@ -65,8 +65,10 @@ export class GceProvider implements Provider {
   async create(request: InstanceRequest): Promise<{ providerId: string }> {
     const providerId = providerIdOf({ zone: request.zone, name: request.name });
     const insert = buildInsertRequest(request, this.opts);
+    let answered = false;
     try {
       const [op] = await this.call(() => this.opts.instances.insert(insert), 'instances.insert');
+      answered = true;
       // Fire-and-forget, but an Operation that already failed (quota, stockout) says so now.
       const failed = operationError(
         (op as { latestResponse?: Operation }).latestResponse,
@@ -86,6 +88,13 @@ export class GceProvider implements Provider {
           { cause: err, status: 409, reason: err.reason },
         );
       }
+      // An insert given up unanswered, or answered 5xx, 408 or 429, may have created the instance all the
+      // same: a look settles it. Found, it is this create's (its name is the proxy uid's), and the pass
+      // records it now. Answered as a failure, a manual attempt past a proxy's permanent-failure latch
+      // recorded nothing, and every later request stopped at the latch: the VM ran, and billed, unrecorded
+      // under a Failed proxy until someone reconciled it again. A look that fails changes nothing.
+      if (!answered && mayHaveActed(err) && (await this.get(providerId).catch(() => null)))
+        return { providerId };
       throw err;
     }
     return { providerId };
@@ -279,3 +288,10 @@ export class GceProvider implements Provider {
 }
 
 export { computeErrorInfo };
+
+/** A call that failed without an answer that it did nothing: no answer, a 5xx, a timeout or a rate limit. */
+function mayHaveActed(err: unknown): boolean {
+  if (!(err instanceof ProviderError)) return false;
+  const { status } = err;
+  return status === undefined || status >= 500 || status === 408 || status === 429;
+}
