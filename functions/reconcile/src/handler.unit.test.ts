@@ -112,8 +112,8 @@ async function latchedOverUnhashedVm(): Promise<{ latched: ProxyResource['status
 /** `meanwhile` runs right after the next slot take is answered, before the pass that took it goes on. */
 function afterFirstTake(meanwhile: () => Promise<void>): void {
   const take = t.slots.take.bind(t.slots);
-  t.slots.take = async (holder) => {
-    const granted = await take(holder);
+  t.slots.take = async (holder, intent) => {
+    const granted = await take(holder, intent);
     t.slots.take = take;
     await meanwhile();
     return granted;
@@ -1541,10 +1541,35 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     await t.run('p1');
     expect(t.provider.callsOf('delete')).toBe(deletes);
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
-    // So the roll still stops at the cap until p1's new VM proves healthy.
+    // So the roll still stops at the cap until p1's new VM proves healthy — and that frees it: the stale
+    // take recorded nothing about the new VM (only a delete made does).
     t.clock.advance(iv.ReplacementRetry);
     await t.run('p2');
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    t.deps.health = healthyOnceRunning;
+    await t.run('p1');
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+  });
+
+  it('a proxy deleted mid-replacement frees its slot, though its status still names the old VM', async () => {
+    // p1's replacement takes the slot and deletes the old VM, but Firestore refuses its status writes
+    // (the delivery fails, to be redelivered): the status still shows the old VM provisioned — the
+    // instance the slot replaces. Meanwhile the proxy is deleted, and its VM is gone.
+    t.setCloudInit(rotatedScript);
+    const write = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async () => {
+      throw new Error('firestore unavailable');
+    };
+    await expect(t.run('p1', 'secret-rotated')).rejects.toThrow();
+    t.store.writeStatus = write;
+    expect(t.provider.callsOf('delete')).toBe(1);
+    expect((await t.doc('p1'))!.status.conditions[0]).toMatchObject({ status: 'True' });
+    await t.store.requestDeletion('p1', t.clock.now());
+    t.provider.instances.clear();
+    // The deletion's pass finds no VM and deletes the document, and with it goes the slot.
+    await t.run('p1');
+    expect(await t.doc('p1')).toBeNull();
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
   });
 
   /**

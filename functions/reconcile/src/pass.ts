@@ -173,17 +173,6 @@ export async function runPass(
       return current ? { kind: 'conflict', plan, proxy, ...earlier } : { kind: 'not-found' };
     }
   }
-  // A delete made on the slot the proxy already held (a replacement right after a replacement, or a
-  // concurrent delivery's take) records, just before it is made, the instance it now replaces: from then
-  // on only a Healthy verdict about another instance frees the slot (replacement-slots.ts releaseSlot).
-  // Not at the take itself, which a cached plan may make for a new VM it mistakes for an old one. Freed
-  // meanwhile (that verdict came first), the slot is taken anew — or refused, and the re-run queues.
-  const slot = obs.replacementSlot;
-  if (plan.action?.kind === 'delete' && slot?.granted && slot.alreadyHeld && !proxy.deletionRequestedAt) {
-    const intent = { replacing: healthInstanceKey(proxy), restamp: true };
-    if (!(await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }, intent)).granted)
-      return { kind: 'conflict', plan, proxy, ...earlier };
-  }
   let created: CreatedInstance | undefined;
   const triedCreate = plan.action?.kind === 'create';
   if (plan.action && plan.action.kind !== 'deleteDocument') {
@@ -197,6 +186,19 @@ export async function runPass(
     // RUNNING for a moment, could not tell from none.
     if (plan.action.kind === 'delete' && !result.ok && result.refused && tookSlot(obs))
       await deps.slots.release({ proxy: proxy.name, uid: proxy.uid }).catch(() => false);
+    // A delete made (or maybe made; not one refused as not ready) on the slot the proxy already held — a replacement right after a
+    // replacement, or a concurrent delivery's take — records the instance it now replaces: from then on
+    // only a Healthy verdict about another instance frees the slot (replacement-slots.ts releaseSlot), not
+    // one about this instance read by a pass racing this one. Recorded once the delete is made, not at the
+    // take (a cached plan may take for a new VM it mistakes for an old one) nor between the version check
+    // and the delete (no transaction may wait there: above). Freed meanwhile, the slot is taken anew if
+    // one is free. Best effort: a failure leaves the record as it was, as before it was kept.
+    const slot = obs.replacementSlot;
+    const deleteMade = result.ok ? result.deleteOutcome !== 'not-ready' : !result.refused;
+    if (plan.action.kind === 'delete' && deleteMade && slot?.granted && slot.alreadyHeld) {
+      const intent = { replacing: healthInstanceKey(proxy), restamp: true };
+      await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }, intent).catch(() => null);
+    }
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
       onCreated?.(created);
@@ -232,7 +234,12 @@ export async function runPass(
   // instance than the one the slot replaces: this pass may have read the old instance recovering just as
   // another delivery took the slot to replace it (replacement-slots.ts releaseSlot).
   if (plan.slot === 'release') {
-    const proven = healthInstanceKey({ uid: proxy.uid, spec: proxy.spec, status: plan.status });
+    // The document's deletion frees the slot whatever the status says (it may still name the instance
+    // the slot was taken to replace, its write lost to the deletion request).
+    const proven =
+      plan.action?.kind === 'deleteDocument'
+        ? undefined
+        : healthInstanceKey({ uid: proxy.uid, spec: proxy.spec, status: plan.status });
     await deps.slots.release({ proxy: proxy.name, uid: proxy.uid }, proven);
   }
   if (plan.action?.kind === 'deleteDocument') {
