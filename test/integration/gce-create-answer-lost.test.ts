@@ -1,15 +1,17 @@
 // An instances.insert that lands but whose answer is lost — given up unanswered, or answered 5xx by a
-// front end after the insert went through — may have created the VM. The GCE provider looks before it
-// fails the create: found, the create succeeds and the reconcile pass records the VM. Failing it, a
-// manual attempt past a proxy's permanent-failure latch recorded nothing, and the VM ran, and billed,
-// unrecorded under a Failed proxy. The real @google-cloud/compute client, through a front that forwards
-// every call to the Compute emulator and spoils the insert's answer.
+// front end after the insert went through, on any attempt — may have created the VM. The GCE provider
+// looks (one get) before it fails the create: found, the create succeeds and the reconcile pass records
+// the VM. Failing it, a manual attempt past a proxy's permanent-failure latch recorded nothing, and once
+// its redeliveries ran out the VM ran, and billed, unrecorded under a Failed proxy. The real
+// @google-cloud/compute client, through a front that forwards every call to the Compute emulator and
+// spoils the inserts' answers as each test asks.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ComputeAdminClient } from '../../emulators/compute/admin-client.js';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
+import type { RetryOptions } from '../../shared/src/adapters/gce/retry.js';
 import { ProviderError } from '../../shared/src/ports/provider.js';
 import { instanceRequest } from '../support/instance-request.js';
 
@@ -18,11 +20,27 @@ const zone = 'us-central1-a';
 let emu: ComputeEmulator;
 let admin: ComputeAdminClient;
 
-/** How the front answers an insert once the emulator has taken it. */
-let spoil: 'none' | '503' | 'silence' | 'refuse' = 'none';
+/**
+ * How the front answers each next insert: forwarded to the emulator and its answer replaced by a 503 or
+ * by silence; or not forwarded at all, answered 403 forbidden (nothing done), 403 rateLimitExceeded (the
+ * client retries it) or 503 (nothing landed). An insert with no spoil left goes through as it is.
+ */
+type Spoil = 'landed-503' | 'landed-silence' | 'forbidden' | 'rate-limited' | 'unsent-503';
+let spoils: Spoil[] = [];
 const held: http.ServerResponse[] = [];
 let front: http.Server;
 let frontEndpoint = '';
+
+const unsent: Record<string, [number, string]> = {
+  forbidden: [403, 'forbidden'],
+  'rate-limited': [403, 'rateLimitExceeded'],
+  'unsent-503': [503, 'backendError'],
+};
+
+function answerError(res: http.ServerResponse, code: number, reason: string): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { code, message: reason, errors: [{ reason, message: reason }] } }));
+}
 
 beforeAll(async () => {
   emu = await startComputeEmulator({ projectId: project, bootDelayMs: 50, deleteDelayMs: 50 });
@@ -30,11 +48,11 @@ beforeAll(async () => {
   const upstream = new URL(`http://${emu.endpoint}`);
   front = http.createServer((req, res) => {
     const insert = req.method === 'POST' && /\/zones\/[^/]+\/instances$/.test(req.url?.split('?')[0] ?? '');
-    if (insert && spoil === 'refuse') {
-      // An answer that nothing was done (not forwarded): the create fails, and no look is made.
+    const spoil = insert ? spoils.shift() : undefined;
+    const refusal = spoil && unsent[spoil];
+    if (refusal) {
       req.resume();
-      res.writeHead(403, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 403, message: 'denied', errors: [{ reason: 'forbidden' }] } }));
+      answerError(res, ...refusal);
       return;
     }
     const out = http.request(
@@ -46,22 +64,14 @@ beforeAll(async () => {
         headers: req.headers,
       },
       (answer) => {
-        if (!insert || spoil === 'none') {
+        if (spoil === undefined) {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
           return;
         }
         answer.resume(); // the insert went through; its answer is lost on the way back
-        if (spoil === 'silence') {
-          held.push(res);
-          return;
-        }
-        res.writeHead(503, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            error: { code: 503, message: 'backend error', errors: [{ reason: 'backendError' }] },
-          }),
-        );
+        if (spoil === 'landed-silence') held.push(res);
+        else answerError(res, 503, 'backendError');
       },
     );
     req.pipe(out);
@@ -71,7 +81,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  spoil = 'none';
+  spoils = [];
   for (const res of held.splice(0)) res.destroy();
   await admin.reset();
 });
@@ -85,40 +95,68 @@ afterAll(async () => {
 const request = (name: string, n: number) =>
   instanceRequest({ name, proxyName: name, uid: `00000000-0000-4000-8000-00000000000${n}`, zone });
 
-describe('GceProvider.create when the insert lands but its answer is lost', () => {
-  it.each<['503' | 'silence', number]>([
-    ['503', 1],
-    ['silence', 2],
-  ])('answered %s after landing: the look finds the instance, and the create succeeds', async (how, n) => {
-    const gce = makeGceProvider({
-      project,
-      computeEndpoint: frontEndpoint,
-      retry: { attempts: 1, baseMs: 1, maxMs: 1, attemptTimeoutMs: 3_000 },
-    });
+/** A provider through the front, its client warmed up (what it loads lazily is not in any deadline). */
+async function provider(retry: Partial<RetryOptions>) {
+  const gce = makeGceProvider({
+    project,
+    computeEndpoint: frontEndpoint,
+    retry: { attempts: 1, baseMs: 1, maxMs: 1, attemptTimeoutMs: 3_000, ...retry },
+  });
+  expect(await gce.provider.get(`zones/${zone}/instances/pp-warm`)).toBeNull();
+  return gce;
+}
+
+describe('GceProvider.create when an insert may have landed', () => {
+  it.each<[Spoil, number]>([
+    ['landed-503', 1],
+    ['landed-silence', 2],
+  ])('%s: the look finds the instance, and the create succeeds', async (spoil, n) => {
+    const gce = await provider({});
     try {
-      // The client's first call loads what it loads lazily: not inside the insert's deadline.
-      expect(await gce.provider.get(`zones/${zone}/instances/pp-warm`)).toBeNull();
-      spoil = how;
-      const name = `pp-lost-${how}`;
-      const created = await gce.provider.create(request(name, n));
-      expect(created).toEqual({ providerId: `zones/${zone}/instances/${name}` });
+      spoils = [spoil];
+      const name = `pp-${spoil}`;
+      expect(await gce.provider.create(request(name, n))).toEqual({
+        providerId: `zones/${zone}/instances/${name}`,
+      });
       expect((await admin.instances({ project })).map((i) => i.name)).toEqual([name]);
     } finally {
       await gce.close();
     }
   });
 
-  it('an insert refused outright (a 4xx) fails as before, with no look', async () => {
-    const gce = makeGceProvider({
-      project,
-      computeEndpoint: frontEndpoint,
-      retry: { attempts: 1, baseMs: 1, maxMs: 1 },
-    });
+  it('an earlier attempt landed unanswered, the retry was refused (rate limit): the look finds it', async () => {
+    const gce = await provider({ attempts: 2 });
     try {
-      spoil = 'refuse';
+      spoils = ['landed-silence', 'rate-limited'];
+      expect(await gce.provider.create(request('pp-lost-then-limited', 3))).toEqual({
+        providerId: `zones/${zone}/instances/pp-lost-then-limited`,
+      });
+    } finally {
+      await gce.close();
+    }
+  });
+
+  it('a 503 for an insert that did not land: one look finds nothing, and the create fails', async () => {
+    const gce = await provider({});
+    try {
+      spoils = ['unsent-503'];
       await admin.resetCounters();
-      const err = await gce.provider.create(request('pp-refused', 3)).catch((e: unknown) => e);
+      const err = await gce.provider.create(request('pp-not-landed', 4)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ProviderError);
+      expect(err).toMatchObject({ status: 503 });
+      expect(await admin.counters()).toMatchObject({ total: 1 }); // the look, answered 404
+      expect(await admin.instances({ project })).toEqual([]);
+    } finally {
+      await gce.close();
+    }
+  });
+
+  it('an insert refused outright (a 4xx, on its only attempt) fails with no look', async () => {
+    const gce = await provider({});
+    try {
+      spoils = ['forbidden'];
+      await admin.resetCounters();
+      const err = await gce.provider.create(request('pp-refused', 5)).catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 403 });
       expect((await admin.counters()).total).toBe(0); // nothing forwarded: no insert, no look
     } finally {

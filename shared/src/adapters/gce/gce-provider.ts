@@ -66,8 +66,12 @@ export class GceProvider implements Provider {
     const providerId = providerIdOf({ zone: request.zone, name: request.name });
     const insert = buildInsertRequest(request, this.opts);
     let answered = false;
+    let attempts = 0;
     try {
-      const [op] = await this.call(() => this.opts.instances.insert(insert), 'instances.insert');
+      const [op] = await this.call(() => {
+        attempts++;
+        return this.opts.instances.insert(insert);
+      }, 'instances.insert');
       answered = true;
       // Fire-and-forget, but an Operation that already failed (quota, stockout) says so now.
       const failed = operationError(
@@ -88,12 +92,15 @@ export class GceProvider implements Provider {
           { cause: err, status: 409, reason: err.reason },
         );
       }
-      // An insert given up unanswered, or answered 5xx, 408 or 429, may have created the instance all the
-      // same: a look settles it. Found, it is this create's (its name is the proxy uid's), and the pass
-      // records it now. Answered as a failure, a manual attempt past a proxy's permanent-failure latch
-      // recorded nothing, and every later request stopped at the latch: the VM ran, and billed, unrecorded
-      // under a Failed proxy until someone reconciled it again. A look that fails changes nothing.
-      if (!answered && mayHaveActed(err) && (await this.get(providerId).catch(() => null)))
+      // An insert given up unanswered, or answered 5xx, 408 or 429 — on any attempt: a retry follows only
+      // such an answer (or a rate limit), and a later attempt's refusal says nothing of an earlier one —
+      // may have created the instance all the same: a look settles it. Found, it is this create's (its
+      // name is the proxy uid's), and the pass records it now. Answered as a failure, a manual attempt past
+      // a proxy's permanent-failure latch recorded nothing, and once its redeliveries ran out every later
+      // request stopped at the latch: the VM ran, and billed, unrecorded under a Failed proxy. One attempt,
+      // not the retries (Compute is struggling already: the pass's time is better spent); a look that
+      // fails changes nothing but is logged.
+      if (!answered && (attempts > 1 || mayHaveActed(err)) && (await this.lookAfter(providerId, err)))
         return { providerId };
       throw err;
     }
@@ -278,11 +285,34 @@ export class GceProvider implements Provider {
     return `https://www.googleapis.com/compute/v1/projects/${this.opts.project}/zones/${ref.zone}/instances/${ref.name}`;
   }
 
-  private async call<T>(fn: () => Promise<T>, what: string): Promise<T> {
+  private async call<T>(fn: () => Promise<T>, what: string, attempts?: number): Promise<T> {
+    const retry = this.opts.retry ?? defaultRetry;
     try {
-      return await withRetry(fn, this.opts.retry ?? defaultRetry);
+      return await withRetry(fn, attempts === undefined ? retry : { ...retry, attempts });
     } catch (err) {
       throw toProviderError(err, what);
+    }
+  }
+
+  /** Whether an insert that failed as `failure` made the instance after all: one get, never thrown. */
+  private async lookAfter(providerId: string, failure: unknown): Promise<boolean> {
+    const ref = this.ref(providerId);
+    try {
+      await this.call(
+        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
+        'instances.get',
+        1,
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.status === 404)) {
+        (this.opts.log ?? defaultLog).warn('instances.get after an unanswered insert failed too', {
+          providerId,
+          insertError: failure instanceof Error ? failure.message : String(failure),
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+      return false;
     }
   }
 }
