@@ -14,7 +14,7 @@
 // cursor's `tracked` list it got no signal for — only those: a healthy fleet holds none — and drops the
 // evidence that has had no signal for expiryMs, in the same commit, with or without batches in the window.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
-import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
+import { type PassiveSettings, samePassive } from '../../../shared/src/domain/health/passive-track.js';
 import {
   decideHealth,
   type HealthDecision,
@@ -326,9 +326,11 @@ async function evaluate(
       continue;
     }
     const decision = decide(state, p, instance, null);
-    // Only the expiry is this pass's business: evidence still fresh is left as it is (read again next
-    // tick, until it expires or the proxy gets a signal: expiryMs of ticks at most).
-    if (decision.next.passive === null) expired.push({ decision, base: read.version });
+    // Only the expiry is this pass's business (a track dropped, or a SUSPECT one demoted: passive-track.ts):
+    // evidence still fresh is left as it is (read again next tick, until it expires or the proxy gets a
+    // signal: expiryMs of ticks at most).
+    if (!samePassive(state.passive ?? null, decision.next.passive ?? null))
+      expired.push({ decision, base: read.version });
   }
   const all = [...decided, ...expired];
   return {

@@ -305,6 +305,31 @@ describe('runPassivePass: expiring the evidence of tracked proxies it gets no si
     expect(feed.cur?.tracked).toEqual([]);
   });
 
+  // A gateway routes to a SUSPECT proxy only when nothing else in the route is usable (routing.ts): here
+  // it sends it traffic — and fails — only while the proxy is not SUSPECT. The failures add up across
+  // expiries, so the proxy turns UNHEALTHY rather than cycling SUSPECT → AVAILABLE forever.
+  it('a proxy the gateways fail at every use, and avoid while SUSPECT, turns UNHEALTHY', async () => {
+    const verdicts: string[] = [];
+    for (let tick = 1; tick <= 12 && health.get('p1')?.verdict !== 'UNHEALTHY'; tick++) {
+      if (health.get('p1')?.passive?.track.verdict !== 'SUSPECT')
+        batches.push(batch(tick * 60 - 30, 'p1', { dial: 6 }));
+      await runPassivePass(deps, [hourly, other], at(tick * 60));
+      verdicts.push(health.get('p1')!.verdict!);
+    }
+    expect(verdicts.at(-1)).toBe('UNHEALTHY');
+    expect(verdicts).toEqual([
+      'SUSPECT',
+      'SUSPECT',
+      'SUSPECT',
+      'AVAILABLE',
+      'SUSPECT',
+      'SUSPECT',
+      'SUSPECT',
+      'AVAILABLE',
+      'UNHEALTHY',
+    ]);
+  });
+
   it('drops it once expired with no gateway outcomes at all', async () => {
     await failThrice();
     const commits = feed.commits;

@@ -461,11 +461,12 @@ describe('runProbePass: a budget', () => {
 describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
   // The passive pass counts the expiry in ticks, less half a tick for tick-start jitter (passive-track.ts
   // `tickPeriodMs`); an active pass decides at a moment of the run's loop (PROBE_LOOP_SECONDS), not at a
-  // tick start: it drops the evidence only after the whole expiry (180 s here, ticks of 60 s).
+  // tick start: it expires the evidence only after the whole expiry (180 s here, ticks of 60 s). This
+  // evidence is SUSPECT: expired, it is demoted to AVAILABLE with its failure kept (passive-track.ts).
   it.each<[string, number, boolean]>([
     ['keeps it', 160, true],
     ['keeps it', 179, true],
-    ['drops it', 180, false],
+    ['expires it', 180, false],
   ])('an active probe %s %d s after the last signal', async (_verb, sec, kept) => {
     const f = fakes(null, new Set());
     f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
@@ -480,7 +481,11 @@ describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
     const to = new Date(signalAt.getTime() + sec * 1000);
     await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
     expect(f.targets.length).toBe(up.spec.healthCheck.successThreshold + 1); // probed in this pass
-    expect(f.health.get('up')!.passive).toEqual(kept ? evidence : null);
+    const demoted = {
+      track: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail: 1 },
+      lastSignalAt: to,
+    };
+    expect(f.health.get('up')!.passive).toEqual(kept ? evidence : demoted);
   });
 });
 

@@ -8,7 +8,11 @@
 //     stores nothing for it and writes nothing per tick, and the first failed signal already reads SUSPECT.
 //   - Expiry: a proxy that turns unhealthy leaves the gateways' snapshots and gets no more outcomes, so a
 //     track with no signal for `expiryMs` is dropped and the active tiers alone decide again. Without it a
-//     proxy failed by the gateways would stay unhealthy forever.
+//     proxy failed by the gateways would stay unhealthy forever. A SUSPECT track is not dropped but
+//     demoted: AVAILABLE again, its failures kept, for one more window. A gateway routes to a SUSPECT
+//     proxy only when nothing else in the route is usable, so it seldom gets a signal; dropped, its count
+//     started again at every expiry, and a proxy the gateways fail at every use cycled SUSPECT → AVAILABLE
+//     and never reached the failure threshold — Healthy, leased and listed for good.
 import { reduceTrack, sameTrack } from './reducer.js';
 import type { Thresholds, TrackState } from './verdict.js';
 
@@ -32,8 +36,8 @@ export const DEFAULT_PASSIVE_SETTINGS: PassiveSettings = {
 
 export interface PassiveTrack {
   track: TrackState;
-  /** When the last signal (pass or fail) arrived: the track expires `expiryMs` after it (less half a
-   *  tick, with `tickPeriodMs`). */
+  /** When the last signal (pass or fail) arrived, or a SUSPECT track was demoted: the track expires
+   *  `expiryMs` after it (less half a tick, with `tickPeriodMs`). */
   lastSignalAt: Date;
 }
 
@@ -57,7 +61,11 @@ export function nextPassive(
   if (signal === null) {
     if (current === null) return null;
     const expiresAfter = s.expiryMs - (s.tickPeriodMs ?? 0) / 2;
-    return now.getTime() - current.lastSignalAt.getTime() >= expiresAfter ? null : current;
+    if (now.getTime() - current.lastSignalAt.getTime() < expiresAfter) return current;
+    // Expired. SUSPECT: demoted, its failures kept, for one more window (above); anything else dropped.
+    if (current.track.verdict !== 'SUSPECT') return null;
+    const { consecutiveFail } = current.track;
+    return { track: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail }, lastSignalAt: now };
   }
   const track = reduceTrack(current?.track ?? neutralPassive(s), signal, s);
   return sameTrack(track, neutralPassive(s)) ? null : { track, lastSignalAt: now };

@@ -95,6 +95,43 @@ describe('nextPassive: expiry', () => {
     });
   });
 
+  // A gateway routes to a SUSPECT proxy only when nothing else in its route is usable, so a SUSPECT track
+  // seldom gets a signal. Dropped at expiry, its count started again every time, and a proxy failed at
+  // every use cycled SUSPECT → AVAILABLE without reaching the threshold.
+  it('a SUSPECT track expires into AVAILABLE with its failures kept: failed at every use, it reaches UNHEALTHY', () => {
+    const cycle = run([false, null, null, null, false, null, null, null, false]);
+    expect(verdicts(cycle)).toEqual([
+      'SUSPECT',
+      'SUSPECT',
+      'SUSPECT',
+      'AVAILABLE',
+      'SUSPECT',
+      'SUSPECT',
+      'SUSPECT',
+      'AVAILABLE',
+      'UNHEALTHY',
+    ]);
+    expect(cycle[3]).toEqual({
+      track: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail: 1 },
+      lastSignalAt: at(180),
+    });
+  });
+
+  it('a demoted track is dropped after one more silent window, and a pass clears its failures', () => {
+    expect(verdicts(run([false, null, null, null, null, null, null]))).toEqual([
+      'SUSPECT',
+      'SUSPECT',
+      'SUSPECT',
+      'AVAILABLE',
+      'AVAILABLE',
+      'AVAILABLE',
+      null,
+    ]);
+    const passed = run([false, null, null, null, true, true]);
+    expect(passed[4]?.track).toEqual({ verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 });
+    expect(passed[5]).toBeNull();
+  });
+
   it('after expiry the next failure starts again from SUSPECT', () => {
     const expired = nextPassive(down, null, s, at(600));
     expect(nextPassive(expired, false, s, at(660))?.track.verdict).toBe('SUSPECT');
