@@ -11,8 +11,9 @@
 // a fleet without gateway traffic and nothing tracked costs zero writes per tick.
 // Expiry: a proxy the gateways fail leaves their snapshots and gets no more outcomes, and its active probe
 // may be an hour away (intervalSeconds up to 3600). So each tick the pass also reads the proxies of the
-// cursor's `tracked` list it got no signal for — only those: a healthy fleet holds none — and drops the
-// evidence that has had no signal for expiryMs, in the same commit, with or without batches in the window.
+// cursor's `tracked` list it got no signal for — only those: a healthy fleet holds none — and expires the
+// evidence that has had no signal for expiryMs (dropped; a SUSPECT track demoted, passive-track.ts), in the
+// same commit, with or without batches in the window.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import { type PassiveSettings, samePassive } from '../../../shared/src/domain/health/passive-track.js';
 import {
@@ -159,7 +160,11 @@ export async function runPassivePass(
   }
   const { signals, suspects, decisions, changed } = w;
   for (const d of w.expired) {
-    deps.log.info('passive evidence expired', { proxy: d.next.proxy, verdict: d.next.verdict });
+    deps.log.info('passive evidence expired', {
+      proxy: d.next.proxy,
+      verdict: d.next.verdict,
+      demoted: d.next.passive != null, // a SUSPECT track kept, AVAILABLE with its failures counted
+    });
   }
   if (deferred.length > 0) {
     deps.log.info('passive expiries left for the next tick: more than a commit takes', {
@@ -247,7 +252,8 @@ interface Evaluation {
   /** Failed signals of live proxies (logged once the window is final). */
   failed: PassiveSignal[];
   decisions: HealthDecision[];
-  /** Those of `decisions` that drop expired evidence of a tracked proxy without a signal (logged). */
+  /** Those of `decisions` that expire the evidence of a tracked proxy without a signal (dropped, or a
+   *  SUSPECT track demoted; logged). */
   expired: HealthDecision[];
   /** Tracked proxies without a signal whose stored state holds no PASSIVE track (the active pass dropped it,
    *  or there is no state): they leave the cursor's list, and are not read again. */

@@ -310,13 +310,19 @@ describe('runPassivePass: expiring the evidence of tracked proxies it gets no si
   // expiries, so the proxy turns UNHEALTHY rather than cycling SUSPECT → AVAILABLE forever.
   it('a proxy the gateways fail at every use, and avoid while SUSPECT, turns UNHEALTHY', async () => {
     const verdicts: string[] = [];
+    const published_: number[] = [];
     for (let tick = 1; tick <= 12 && health.get('p1')?.verdict !== 'UNHEALTHY'; tick++) {
       if (health.get('p1')?.passive?.track.verdict !== 'SUSPECT')
         batches.push(batch(tick * 60 - 30, 'p1', { dial: 6 }));
+      published.length = 0;
       await runPassivePass(deps, [hourly, other], at(tick * 60));
       verdicts.push(health.get('p1')!.verdict!);
+      published_.push(published.length);
+      expect(feed.cur?.tracked).toEqual(['p1']); // demoted evidence is still tracked
     }
     expect(verdicts.at(-1)).toBe('UNHEALTHY');
+    // One transition published per flip of the verdict, nothing on the ticks between.
+    expect(published_).toEqual([1, 0, 0, 1, 1, 0, 0, 1, 1]);
     expect(verdicts).toEqual([
       'SUSPECT',
       'SUSPECT',
@@ -328,6 +334,26 @@ describe('runPassivePass: expiring the evidence of tracked proxies it gets no si
       'AVAILABLE',
       'UNHEALTHY',
     ]);
+  });
+
+  it('a demoted track left silent is dropped one window later: written, nothing published', async () => {
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    await runPassivePass(deps, [hourly, other], at(60));
+    expect(health.get('p1')).toMatchObject({ verdict: 'SUSPECT' });
+    await runPassivePass(deps, [hourly, other], at(240));
+    expect(health.get('p1')).toMatchObject({
+      verdict: 'AVAILABLE',
+      passive: { track: { verdict: 'AVAILABLE', consecutiveFail: 1 } },
+    });
+    published.length = 0;
+    expect(await runPassivePass(deps, [hourly, other], at(360))).toMatchObject({ written: 0 });
+    expect(await runPassivePass(deps, [hourly, other], at(420))).toMatchObject({
+      written: 1,
+      transitions: 0,
+    });
+    expect(health.get('p1')).toMatchObject({ verdict: 'AVAILABLE', passive: null });
+    expect(published).toEqual([]);
+    expect(feed.cur?.tracked).toEqual([]);
   });
 
   it('drops it once expired with no gateway outcomes at all', async () => {

@@ -487,6 +487,27 @@ describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
     };
     expect(f.health.get('up')!.passive).toEqual(kept ? evidence : demoted);
   });
+
+  it('an active probe drops expired evidence that is not SUSPECT, after the whole expiry', async () => {
+    const f = fakes(null, new Set());
+    f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
+    const up = proxy('up', '10.0.0.2');
+    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
+    const signalAt = new Date(t0.getTime() + 600_000);
+    const evidence: ProxyHealthState['passive'] = {
+      track: { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 },
+      lastSignalAt: signalAt,
+    };
+    for (const [sec, kept] of [
+      [179, true],
+      [180, false],
+    ] as const) {
+      f.health.set('up', { ...f.health.get('up')!, passive: evidence });
+      const to = new Date(signalAt.getTime() + sec * 1000);
+      await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
+      expect(f.health.get('up')!.passive).toEqual(kept ? evidence : null);
+    }
+  });
 });
 
 describe('pruneHealth: the health state of proxies gone from the store', () => {

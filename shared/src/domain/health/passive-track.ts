@@ -17,7 +17,7 @@ import { reduceTrack, sameTrack } from './reducer.js';
 import type { Thresholds, TrackState } from './verdict.js';
 
 export interface PassiveSettings extends Thresholds {
-  /** Drop a PASSIVE track that has had no signal for this long. */
+  /** Drop (SUSPECT: demote) a PASSIVE track that has had no signal for this long. */
   expiryMs: number;
   /** The probe tick's period: signals come once a tick, stamped with the tick's start, and tick starts
    *  jitter (Scheduler, Pub/Sub delivery, cold starts). With it the expiry counts in ticks: a track goes at
