@@ -92,8 +92,8 @@ export class GceProvider implements Provider {
           { cause: err, status: 409, reason: err.reason },
         );
       }
-      // An insert given up unanswered, or answered 5xx, 408 or 429 — on any attempt: a retry follows only
-      // such an answer (or a rate limit), and a later attempt's refusal says nothing of an earlier one —
+      // An insert given up unanswered, or answered 5xx (not a stockout) — on any attempt: a retry follows
+      // only such an answer (or a rate limit), and a later attempt's refusal says nothing of an earlier one —
       // may have created the instance all the same: a look settles it. Found, it is this create's (its
       // name is the proxy uid's), and the pass records it now. Answered as a failure, a manual attempt past
       // a proxy's permanent-failure latch recorded nothing, and once its redeliveries ran out every later
@@ -319,9 +319,12 @@ export class GceProvider implements Provider {
 
 export { computeErrorInfo };
 
-/** A call that failed without an answer that it did nothing: no answer, a 5xx, a timeout or a rate limit. */
+/**
+ * A call that failed without an answer that it did nothing: no answer at all, or a 5xx — but a stockout
+ * (503 insufficientCapacity, classified quota) says no instance was made, and a 4xx (a rate limit, 408
+ * included) refused the request.
+ */
 function mayHaveActed(err: unknown): boolean {
-  if (!(err instanceof ProviderError)) return false;
-  const { status } = err;
-  return status === undefined || status >= 500 || status === 408 || status === 429;
+  if (!(err instanceof ProviderError) || err.kind === 'quota') return false;
+  return err.status === undefined || err.status >= 500;
 }
