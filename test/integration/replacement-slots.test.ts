@@ -122,13 +122,13 @@ describe('FirestoreReplacementSlots', () => {
     expect(await b!.release(holder(1), 'vm-1@T0')).toBe(false);
     expect(await b!.take(holder(1), { replacing: 'vm-1@T1' })).toEqual({ granted: true, alreadyHeld: true });
     expect((await a!.list())[0]!.replacing).toBe('vm-1@T0');
-    expect(await b!.take(holder(1), { replacing: 'vm-1@T1', restamp: true })).toEqual({
-      granted: true,
-      alreadyHeld: true,
-    });
+    expect(await b!.restamp(holder(1), 'vm-1@T1')).toBe(true);
     expect((await a!.list())[0]!.replacing).toBe('vm-1@T1');
     expect(await a!.release(holder(1), 'vm-1@T1')).toBe(false);
     expect(await a!.release(holder(1), 'vm-1@T2')).toBe(true);
     expect(await b!.list()).toEqual([]);
+    // A slot freed meanwhile is not taken again by a restamp.
+    expect(await b!.restamp(holder(1), 'vm-1@T3')).toBe(false);
+    expect(await a!.list()).toEqual([]);
   });
 });

@@ -1653,6 +1653,47 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
   });
 
+  it('a second change’s delete GCE refuses records nothing on the held slot: the first replacement’s VM still frees it', async () => {
+    await rotateUntilP1Runs();
+    // The second change's delete is refused outright (a 403): nothing is being replaced.
+    const del = t.provider.delete.bind(t.provider);
+    t.provider.delete = async () => {
+      t.provider.delete = del;
+      throw new ProviderError('transient', 'instances.delete failed: HTTP 403 forbidden', { status: 403 });
+    };
+    t.setCloudInit({ ...rotatedScript, digest: 'sha256:upgraded-again' });
+    await t.run('p1', 'secret-rotated').catch(() => {});
+    // The change is reverted; the first replacement's VM proves healthy and frees the slot.
+    t.setCloudInit(rotatedScript);
+    t.deps.health = healthyOnceRunning;
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p1');
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+  });
+
+  it('a slot freed during a held slot’s delete is not taken again: that replacement runs uncounted, logged', async () => {
+    await rotateUntilP1Runs();
+    // While the second change's delete call runs, a verdict about the first replacement's VM frees the slot.
+    const p1 = (await t.doc('p1'))!;
+    const del = t.provider.delete.bind(t.provider);
+    t.provider.delete = async (id) => {
+      t.provider.delete = del;
+      await t.slots.release({ proxy: 'p1', uid: p1.uid }, healthInstanceKey(p1));
+      return del(id);
+    };
+    t.setCloudInit({ ...rotatedScript, digest: 'sha256:upgraded-again' });
+    await t.run('p1', 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBeGreaterThan(0);
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'replacement slot not marked for the instance this delete replaces',
+        proxy: 'p1',
+      }),
+    );
+  });
+
   it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {
     // This function instance's cache still holds the old version; only a fresh read sees the new one.
     t.deps.cloudInit = {

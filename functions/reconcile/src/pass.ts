@@ -1,6 +1,7 @@
 // One reconcile pass: observe → decide (pure) → act → patchStatusIfChanged (the single, conditional status
 // write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
 
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import {
   ConditionType,
@@ -41,6 +42,7 @@ export interface PassDeps {
   intervals: PollIntervals;
   /** The fleet-wide cap on concurrent stale-hash replacements (RECONCILE_MAX_REPLACING). */
   slots: ReplacementSlots;
+  log: Pick<Logger, 'info' | 'warn'>;
 }
 
 /** A failure worth a Pub/Sub redelivery: the handler throws it. */
@@ -186,18 +188,26 @@ export async function runPass(
     // RUNNING for a moment, could not tell from none.
     if (plan.action.kind === 'delete' && !result.ok && result.refused && tookSlot(obs))
       await deps.slots.release({ proxy: proxy.name, uid: proxy.uid }).catch(() => false);
-    // A delete made (or maybe made; not one refused as not ready) on the slot the proxy already held — a replacement right after a
-    // replacement, or a concurrent delivery's take — records the instance it now replaces: from then on
-    // only a Healthy verdict about another instance frees the slot (replacement-slots.ts releaseSlot), not
-    // one about this instance read by a pass racing this one. Recorded once the delete is made, not at the
-    // take (a cached plan may take for a new VM it mistakes for an old one) nor between the version check
-    // and the delete (no transaction may wait there: above). Freed meanwhile, the slot is taken anew if
-    // one is free. Best effort: a failure leaves the record as it was, as before it was kept.
+    // A delete made (or maybe made; not one refused as not ready) on the slot the proxy already held — a
+    // replacement right after a replacement, or a concurrent delivery's take — records the instance it now
+    // replaces: from then on only a Healthy verdict about another instance frees the slot
+    // (replacement-slots.ts releaseSlot), not one about this instance read by a pass racing this one.
+    // Recorded once the delete is made, not at the take (a cached plan may take for a new VM it mistakes
+    // for an old one) nor between the version check and the delete (no transaction may wait there: above).
+    // A verdict about that instance landing during the delete call still frees the slot, and this
+    // replacement then runs uncounted — one over RECONCILE_MAX_REPLACING until its new VM proves healthy
+    // (logged); no slot is taken for it then, which a proxy deleted meanwhile would hold until it went stale.
     const slot = obs.replacementSlot;
     const deleteMade = result.ok ? result.deleteOutcome !== 'not-ready' : !result.refused;
     if (plan.action.kind === 'delete' && deleteMade && slot?.granted && slot.alreadyHeld) {
-      const intent = { replacing: healthInstanceKey(proxy), restamp: true };
-      await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }, intent).catch(() => null);
+      const holder = { proxy: proxy.name, uid: proxy.uid };
+      const held = await deps.slots.restamp(holder, healthInstanceKey(proxy)).catch((err: unknown) => err);
+      if (held !== true) {
+        deps.log.warn('replacement slot not marked for the instance this delete replaces', {
+          proxy: proxy.name,
+          why: held === false ? 'freed during the delete: this replacement runs uncounted' : String(held),
+        });
+      }
     }
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };

@@ -6,6 +6,8 @@ import type { SlotGrant, SlotHolder, TakeIntent } from '../domain/reconcile/repl
 export interface ReplacementSlots {
   /** Grants a slot (or confirms the one `holder` already has), or says none is free (takeSlot). */
   take(holder: SlotHolder, intent?: TakeIntent): Promise<SlotGrant>;
+  /** Records what the slot `holder` holds now replaces (restampSlot); false when it holds none. */
+  restamp(holder: SlotHolder, replacing: string): Promise<boolean>;
   /**
    * Frees `holder`'s slot if it has one; true when it had. `proven`: freed by a Healthy verdict about the
    * instance with that health key, which keeps a slot taken to replace that very instance (releaseSlot).

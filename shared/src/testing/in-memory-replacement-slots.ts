@@ -4,6 +4,7 @@ import {
   REPLACEMENT_SLOT_STALE_MS,
   type ReplacementSlot,
   releaseSlot,
+  restampSlot,
   type SlotGrant,
   type SlotHolder,
   type SlotPolicy,
@@ -26,6 +27,12 @@ export class InMemoryReplacementSlots implements ReplacementSlots {
 
   async take(holder: SlotHolder, intent?: TakeIntent): Promise<SlotGrant> {
     const { result, next } = takeSlot(this.slots, holder, this.clock.now(), this.policy, undefined, intent);
+    if (next) this.slots = next;
+    return result;
+  }
+
+  async restamp(holder: SlotHolder, replacing: string): Promise<boolean> {
+    const { result, next } = restampSlot(this.slots, holder, replacing);
     if (next) this.slots = next;
     return result;
   }

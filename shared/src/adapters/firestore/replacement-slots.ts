@@ -9,6 +9,7 @@ import {
   REPLACEMENT_SLOT_STALE_MS,
   type ReplacementSlot,
   releaseSlot,
+  restampSlot,
   type SlotChange,
   type SlotGrant,
   type SlotHolder,
@@ -64,6 +65,14 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
     // finds the slot this take staged and reads it as taken, not as held before (takeSlot).
     const takeId = randomUUID();
     return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy, takeId, intent));
+  }
+
+  async restamp(holder: SlotHolder, replacing: string): Promise<boolean> {
+    if (this.policy.limit === 0) return false;
+    // Mostly a duplicate delivery's delete, which finds the slot already so: a plain read settles it.
+    const peek = restampSlot(slotsOf((await this.ref().get()).data()), holder, replacing);
+    if (!peek.next) return peek.result;
+    return this.change((slots) => restampSlot(slots, holder, replacing));
   }
 
   async release(holder: SlotHolder, proven?: string): Promise<boolean> {

@@ -26,13 +26,6 @@ export interface ReplacementSlot extends SlotHolder {
 /** What a take is for: deleting the instance whose health key is `replacing`. */
 export interface TakeIntent {
   replacing: string;
-  /**
-   * Records `replacing` on a slot the holder already has: the delete of a later instance is about to be
-   * made on it (a replacement after a replacement). A take on a cached plan does not, since a fresh read
-   * may still decide against the delete — and a slot marked for the new instance it mistook for an old
-   * one would never be freed by that instance's Healthy verdict, held until it went stale.
-   */
-  restamp?: boolean;
 }
 
 export interface SlotPolicy {
@@ -86,14 +79,9 @@ export function takeSlot(
   const held = live.find((s) => same(s, holder));
   if (held) {
     const own = takeId !== undefined && held.takeId === takeId;
-    const restamp = intent?.restamp === true && held.replacing !== intent.replacing;
     return {
       result: own ? { granted: true } : { granted: true, alreadyHeld: true },
-      next: restamp
-        ? live.map((s) => (s === held ? { ...s, replacing: intent.replacing } : s))
-        : reclaimed
-          ? live
-          : null,
+      next: reclaimed ? live : null,
     };
   }
   if (live.length >= policy.limit) {
@@ -114,6 +102,23 @@ export function takeSlot(
       },
     ],
   };
+}
+
+/**
+ * Records on the slot `holder` holds that it now replaces the instance `replacing`: a delete of a later
+ * instance was made on it (a replacement right after a replacement). Not made at the take, which a cached
+ * plan may make for a new VM it mistakes for an old one — and a slot marked for that VM would never be
+ * freed by its Healthy verdict. A holder without a slot (freed meanwhile) gets none: false.
+ */
+export function restampSlot(
+  slots: readonly ReplacementSlot[],
+  holder: SlotHolder,
+  replacing: string,
+): SlotChange<boolean> {
+  const held = slots.find((s) => same(s, holder));
+  if (!held) return { result: false, next: null };
+  if (held.replacing === replacing) return { result: true, next: null };
+  return { result: true, next: slots.map((s) => (s === held ? { ...s, replacing } : s)) };
 }
 
 /**

@@ -1,6 +1,12 @@
 // The replacement slots' arithmetic: the cap, idempotent take and release, stale slots reclaimed.
 import { describe, expect, it } from 'vitest';
-import { type ReplacementSlot, releaseSlot, type SlotPolicy, takeSlot } from './replacement-slots.js';
+import {
+  type ReplacementSlot,
+  releaseSlot,
+  restampSlot,
+  type SlotPolicy,
+  takeSlot,
+} from './replacement-slots.js';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const ago = (ms: number) => new Date(now.getTime() - ms);
@@ -116,7 +122,7 @@ describe('releaseSlot', () => {
 });
 
 describe('takeSlot with what it replaces', () => {
-  it('a new slot records the instance; a held one keeps its record unless restamped', () => {
+  it('a new slot records the instance; a take of a held one leaves its record', () => {
     const taken = takeSlot([], a, now, policy, 't-1', { replacing: 'vm-a@T0' });
     expect(taken).toEqual({
       result: { granted: true },
@@ -128,12 +134,25 @@ describe('takeSlot with what it replaces', () => {
       result: { granted: true, alreadyHeld: true },
       next: null,
     });
-    // The delete of that later instance about to be made on the held slot: restamped, takenAt kept.
-    expect(takeSlot(slots, a, now, policy, 't-3', { replacing: 'vm-a@T1', restamp: true })).toEqual({
-      result: { granted: true, alreadyHeld: true },
-      next: [{ ...a, takenAt: now, takeId: 't-1', replacing: 'vm-a@T1' }],
+  });
+});
+
+describe('restampSlot', () => {
+  const slots: ReplacementSlot[] = [{ ...held(a), replacing: 'vm-a@T0' }, held(b)];
+  it('records on the held slot what a delete made on it now replaces, takenAt kept', () => {
+    expect(restampSlot(slots, a, 'vm-a@T1')).toEqual({
+      result: true,
+      next: [{ ...held(a), replacing: 'vm-a@T1' }, held(b)],
     });
-    // Restamped with what it already says: nothing to write.
-    expect(takeSlot(slots, a, now, policy, 't-4', { replacing: 'vm-a@T0', restamp: true }).next).toBeNull();
+  });
+  it('the record it already holds: nothing to write', () => {
+    expect(restampSlot(slots, a, 'vm-a@T0')).toEqual({ result: true, next: null });
+  });
+  it('no slot held (freed meanwhile, or another uid): none is taken', () => {
+    expect(restampSlot([held(b)], a, 'vm-a@T1')).toEqual({ result: false, next: null });
+    expect(restampSlot(slots, { proxy: 'a', uid: 'other' }, 'vm-a@T1')).toEqual({
+      result: false,
+      next: null,
+    });
   });
 });
