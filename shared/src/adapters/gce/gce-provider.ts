@@ -320,9 +320,10 @@ export class GceProvider implements Provider {
 export { computeErrorInfo };
 
 /**
- * A call that failed without an answer that it did nothing: no answer at all, or a 5xx — but a stockout
- * (503 insufficientCapacity, classified quota) says no instance was made, and a 4xx (a rate limit, 408
- * included) refused the request.
+ * An insert's last attempt failed without an answer that it made nothing: no answer at all, or a 5xx other
+ * than a stockout (503 insufficientCapacity, classified quota). A 4xx, a 408 or 429 included, is an insert
+ * answered before it was made (a delete is another matter: pass.ts refusedOutright). Earlier attempts are
+ * the caller's to count.
  */
 function mayHaveActed(err: unknown): boolean {
   if (!(err instanceof ProviderError) || err.kind === 'quota') return false;
