@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import type { TrackState } from '../../../shared/src/domain/health/verdict.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 import { PublishError } from '../../../shared/src/ports/publish-error.js';
@@ -463,50 +464,41 @@ describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
   // `tickPeriodMs`); an active pass decides at a moment of the run's loop (PROBE_LOOP_SECONDS), not at a
   // tick start: it expires the evidence only after the whole expiry (180 s here, ticks of 60 s). This
   // evidence is SUSPECT: expired, it is demoted to AVAILABLE with its failure kept (passive-track.ts).
+  const signalAt = new Date(t0.getTime() + 600_000);
+  /** A proxy probed healthy, ticks of 60 s; `probeAt(sec, evidence)` runs an active pass `sec` after a
+   *  last passive signal that left `evidence`, and answers the evidence stored after it. */
+  async function probed() {
+    const f = fakes(null, new Set());
+    f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
+    const up = proxy('up', '10.0.0.2');
+    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
+    const probeAt = async (sec: number, track: TrackState) => {
+      f.health.set('up', { ...f.health.get('up')!, passive: { track, lastSignalAt: signalAt } });
+      const to = new Date(signalAt.getTime() + sec * 1000);
+      await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
+      return { to, passive: f.health.get('up')!.passive };
+    };
+    return { f, up, probeAt };
+  }
+
   it.each<[string, number, boolean]>([
     ['keeps it', 160, true],
     ['keeps it', 179, true],
     ['expires it', 180, false],
   ])('an active probe %s %d s after the last signal', async (_verb, sec, kept) => {
-    const f = fakes(null, new Set());
-    f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
-    const up = proxy('up', '10.0.0.2');
-    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
-    const signalAt = new Date(t0.getTime() + 600_000);
-    const evidence: ProxyHealthState['passive'] = {
-      track: { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 },
-      lastSignalAt: signalAt,
-    };
-    f.health.set('up', { ...f.health.get('up')!, passive: evidence });
-    const to = new Date(signalAt.getTime() + sec * 1000);
-    await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
+    const { f, up, probeAt } = await probed();
+    const suspect: TrackState = { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 };
+    const { to, passive } = await probeAt(sec, suspect);
     expect(f.targets.length).toBe(up.spec.healthCheck.successThreshold + 1); // probed in this pass
-    const demoted = {
-      track: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail: 1 },
-      lastSignalAt: to,
-    };
-    expect(f.health.get('up')!.passive).toEqual(kept ? evidence : demoted);
+    const demoted = { track: { ...suspect, verdict: 'AVAILABLE' }, lastSignalAt: to };
+    expect(passive).toEqual(kept ? { track: suspect, lastSignalAt: signalAt } : demoted);
   });
 
   it('an active probe drops expired evidence that is not SUSPECT, after the whole expiry', async () => {
-    const f = fakes(null, new Set());
-    f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };
-    const up = proxy('up', '10.0.0.2');
-    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
-    const signalAt = new Date(t0.getTime() + 600_000);
-    const evidence: ProxyHealthState['passive'] = {
-      track: { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 },
-      lastSignalAt: signalAt,
-    };
-    for (const [sec, kept] of [
-      [179, true],
-      [180, false],
-    ] as const) {
-      f.health.set('up', { ...f.health.get('up')!, passive: evidence });
-      const to = new Date(signalAt.getTime() + sec * 1000);
-      await runProbePass(f.deps, [up], new Date(to.getTime() - 30_000), to);
-      expect(f.health.get('up')!.passive).toEqual(kept ? evidence : null);
-    }
+    const { probeAt } = await probed();
+    const down: TrackState = { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 };
+    expect((await probeAt(179, down)).passive).toEqual({ track: down, lastSignalAt: signalAt });
+    expect((await probeAt(180, down)).passive).toBeNull();
   });
 });
 

@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { proxy, T0 } from '../../../../shared/src/domain/leases/fixtures.unit.js';
-import type { Lease } from '../../../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import type {
@@ -17,6 +16,7 @@ import type {
   ProxyCatalog,
 } from '../../../../shared/src/ports/lease-store.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
+import { grantOnFirst } from './grant-on-first.unit.js';
 import { LeaseService } from './service.js';
 
 const SITE = 'shop.example:443';
@@ -49,28 +49,13 @@ function serviceWith(proxies: ProxyResource[], coolsDuringGrant: string) {
       released.push(id);
       return true;
     },
-    grant: async ({ candidates, lease }: GrantRequest): Promise<GrantOutcome> => {
-      const [first] = candidates;
-      if (!first) return { kind: 'no_room', atCapacity: 0, inGateway: 0 };
-      if (first.name === coolsDuringGrant && !cooling.has(first.name))
+    grant: async (request: GrantRequest): Promise<GrantOutcome> => {
+      const first = request.candidates[0];
+      if (first?.name === coolsDuringGrant && !cooling.has(first.name))
         cooling.set(first.name, new Date(clock.now().getTime() + COOLDOWN_MS));
-      const grantedAt = clock.now();
-      const l: Lease = {
-        id: lease.id,
-        proxy: first.name,
-        proxyUid: first.uid,
-        target: lease.target,
-        endpoint: first.endpoint ?? null,
-        exclusive: lease.exclusive,
-        holder: lease.holder,
-        ttlSeconds: lease.ttlSeconds,
-        grantedAt,
-        expiresAt: new Date(grantedAt.getTime() + lease.ttlSeconds * 1000),
-        releasedAt: null,
-        renewals: 0,
-      };
-      granted.push(`${l.id}@${l.proxy}`);
-      return { kind: 'granted', lease: l };
+      const outcome = grantOnFirst(request, clock.now());
+      if (outcome.kind === 'granted') granted.push(`${outcome.lease.id}@${outcome.lease.proxy}`);
+      return outcome;
     },
   } as unknown as LeaseStore;
   const gate = {

@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { proxy, T0 } from '../../../../shared/src/domain/leases/fixtures.unit.js';
-import type { Lease } from '../../../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import type {
@@ -16,6 +15,7 @@ import type {
 } from '../../../../shared/src/ports/lease-store.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
+import { grantOnFirst } from './grant-on-first.unit.js';
 import { LeaseService } from './service.js';
 
 /** One proxy naming a secret; the store grants on the first candidate, nothing else held. */
@@ -39,26 +39,7 @@ function serviceWith(secrets: SecretReader) {
     cooldownEnd: () => null,
     refresh: async () => 0,
     release: async () => true,
-    grant: async ({ candidates, lease }: GrantRequest): Promise<GrantOutcome> => {
-      const [first] = candidates;
-      if (!first) return { kind: 'no_room', atCapacity: 0, inGateway: 0 };
-      const grantedAt = clock.now();
-      const granted: Lease = {
-        id: lease.id,
-        proxy: first.name,
-        proxyUid: first.uid,
-        target: lease.target,
-        endpoint: first.endpoint ?? null,
-        exclusive: lease.exclusive,
-        holder: lease.holder,
-        ttlSeconds: lease.ttlSeconds,
-        grantedAt,
-        expiresAt: new Date(grantedAt.getTime() + lease.ttlSeconds * 1000),
-        releasedAt: null,
-        renewals: 0,
-      };
-      return { kind: 'granted', lease: granted };
-    },
+    grant: async (request: GrantRequest): Promise<GrantOutcome> => grantOnFirst(request, clock.now()),
   } as unknown as LeaseStore;
   const gate = {
     ready: async () => {},
