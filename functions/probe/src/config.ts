@@ -53,9 +53,10 @@ const ProbeEnvFields = BaseEnv.extend({
   // The PASSIVE track (gateway outcomes, functions/probe/src/passive-pass.ts; docs/health.md).
   PROBE_PASSIVE_SUCCESS_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(2),
   PROBE_PASSIVE_FAILURE_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(3),
-  /** Drop passive evidence after this long without a signal; unset = three tick periods. Counted in ticks
-   *  (wiring passes the period): the first tick at least this less half a tick after the last signal — so
-   *  it must exceed 1.5 tick periods. An active probe drops it only after this whole time. */
+  /** Expire passive evidence after this long without a signal (dropped; a SUSPECT track demoted to
+   *  AVAILABLE, its count kept, for one more window: passive-track.ts); unset = three tick periods. Counted
+   *  in ticks (wiring passes the period): the first tick at least this less half a tick after the last
+   *  signal — so it must exceed 1.5 tick periods. An active probe expires it only after this whole time. */
   PROBE_PASSIVE_EXPIRY_SECONDS: envNumber(z.number().positive()).optional(),
   /** Fewer outcomes than this for a proxy in a tick: no signal either way. */
   PROBE_PASSIVE_MIN_SAMPLES: envNumber(z.number().int().min(1)).default(DEFAULT_PASSIVE_RULE.minSamples),

@@ -465,8 +465,8 @@ describe('runProbePass: PASSIVE evidence left without gateway signals', () => {
   // tick start: it expires the evidence only after the whole expiry (180 s here, ticks of 60 s). This
   // evidence is SUSPECT: expired, it is demoted to AVAILABLE with its failure kept (passive-track.ts).
   const signalAt = new Date(t0.getTime() + 600_000);
-  /** A proxy probed healthy, ticks of 60 s; `probeAt(sec, evidence)` runs an active pass `sec` after a
-   *  last passive signal that left `evidence`, and answers the evidence stored after it. */
+  /** A proxy probed healthy, ticks of 60 s; `probeAt(sec, track)` stores the PASSIVE `track` last
+   *  signalled at `signalAt`, runs an active pass `sec` after it, and returns `{to, passive}` as stored. */
   async function probed() {
     const f = fakes(null, new Set());
     f.deps.passive = { ...f.deps.passive, settings: { ...f.deps.passive.settings, tickPeriodMs: 60_000 } };

@@ -54,7 +54,8 @@ const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTIN
  * What it bounds is the typical worst case of a pass's two calls (the get and the insert, each at its
  * worst: test/terraform/code-contract.test.ts holds budget + 2 × that within the timeout) — not every path.
  * A pass can make more Compute calls (get → missing → lastCreateFailure, paged → insert → 409 → get, or
- * insert unanswered → one get, not retried: gce-provider.ts lookAfter), and
+ * insert unanswered, answered 5xx (not a stockout) or retried → one get, not retried: gce-provider.ts
+ * lookAfter), and
  * an inline delete begun just inside the budget may meet resourceNotReady, its why-not-ready get and the
  * hand-off's publish: a Compute API at its worst-case retries on every call can still reach the timeout.
  * The invocation is then killed and Pub/Sub redelivers the request; nothing is lost (the redelivery finds

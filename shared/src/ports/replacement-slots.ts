@@ -1,6 +1,7 @@
 // The replacement slots (domain/reconcile/replacement-slots.ts): the reconcile pass takes one right before
-// it deletes a serving instance for a stale hash, and releases it when it records the new instance
-// healthy (the probe's verdict about it), or when the proxy's document goes. Both are idempotent and transactional.
+// it deletes a serving instance for a stale hash (a delete on a slot already held marks it: restamp), and
+// releases it when it records the new instance healthy (the probe's verdict about it), or when the proxy's
+// document goes. Take, restamp and release are idempotent and transactional.
 import type { SlotGrant, SlotHolder, TakeIntent } from '../domain/reconcile/replacement-slots.js';
 
 export interface ReplacementSlots {

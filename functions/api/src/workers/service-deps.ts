@@ -109,7 +109,8 @@ export async function requestPass(
  * may land all the same, the worker hearing 503. The pass that write would have asked for is asked for
  * now — best effort, and a pass is idempotent — before the 503 goes out: landed, the write made its
  * transition, and the worker's retry finds it made and asks for nothing (a new report is no transition;
- * an ACK replay, session-service.ts, does ask again). The write may land only after that pass has read
+ * a replay — an ACK's, or a runtime report's same sequence — does ask again). The write may land only
+ * after that pass has read
  * the record: then the next tick runs the pass (docs/gateway-control-plane.md § Runtime report).
  */
 export async function askIfWriteMayLand(

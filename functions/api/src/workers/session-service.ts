@@ -146,7 +146,9 @@ export async function acknowledgeSnapshot(
   });
   // The session is given proxies from its first ACK on (plan-pass.ts assignable), and again from the ACK
   // that ends a stretch of snapshots it did not take (workers/ack-owed.ts): a pass now, not at the next
-  // tick a minute away. Best effort, as at registration: the tick runs the pass anyway.
+  // tick a minute away; and on a replay of the bound (`ack-replayed`): its first answer may have been lost
+  // after the write landed, with no time left to ask. Best effort, as at registration: the tick runs the
+  // pass anyway.
   if (pass) await requestPass(deps, pass, workerId);
   return answer;
 }

@@ -1,8 +1,8 @@
 // The fleet-wide cap on concurrent replacements (docs/gc-and-rotation.md § Rolling replacement): at most
 // `limit` managed proxies may be between "old instance deleted for a stale hash" and "new instance with the
 // current hash found healthy". Pure slot arithmetic over the one small document that holds the slots; the
-// adapter runs it inside a transaction (adapters/firestore/replacement-slots.ts), so taking and releasing
-// are idempotent and a proxy holds at most one slot however many deliveries race for it.
+// adapter runs it inside a transaction (adapters/firestore/replacement-slots.ts), so taking, restamping and
+// releasing are idempotent and a proxy holds at most one slot however many deliveries race for it.
 
 /** Who holds a slot: the proxy and its uid (a proxy deleted and re-created under its name is another one). */
 export interface SlotHolder {
