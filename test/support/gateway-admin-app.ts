@@ -15,8 +15,18 @@ import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { ReclaimStore, RoutingStore } from '../../shared/src/ports/workers-ownership.js';
 
-export function gatewayAdminApp(db: Firestore, opts: { now: Date; reads?: Firestore }) {
+export function gatewayAdminApp(
+  db: Firestore,
+  opts: {
+    now: Date;
+    reads?: Firestore;
+    /** In place of the stores on `db`, e.g. one whose write lands and then fails. */
+    routing?: RoutingStore;
+    reclaims?: ReclaimStore;
+  },
+) {
   const passes: string[] = [];
   const reads = opts.reads ?? db;
   const app = gatewayAdminRoutes({
@@ -26,8 +36,8 @@ export function gatewayAdminApp(db: Firestore, opts: { now: Date; reads?: Firest
     ownership: new FirestoreOwnershipStore(db),
     snapshots: new FirestoreSnapshotStore(reads),
     pool: new FirestoreGatewayPoolReader(db),
-    routing: new FirestoreRoutingStore(db),
-    reclaims: new FirestoreReclaimStore(db),
+    routing: opts.routing ?? new FirestoreRoutingStore(db),
+    reclaims: opts.reclaims ?? new FirestoreReclaimStore(db),
     requester: {
       request: async (r) => {
         passes.push(r.reason);

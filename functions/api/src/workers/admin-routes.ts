@@ -43,7 +43,7 @@ import {
 import { ownershipView, workerView } from './admin-views.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { limitBytes, workerHook } from './http.js';
-import { requestPass } from './service-deps.js';
+import { askIfWriteMayLand, requestPass } from './service-deps.js';
 
 export interface GatewayAdminDeps {
   auth: Authenticator;
@@ -80,6 +80,19 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.use('*', requireAdmin(deps.auth));
   if (deps.callerLimit) app.use('*', deps.callerLimit);
   const pass = (reason: string) => requestPass(deps, reason);
+  /**
+   * A write the snapshot pass plans with. Given up at its deadline (503) it may land all the same, and the
+   * caller's retry then finds it made — the routing unchanged, the reclaim gone — and asks for nothing: the
+   * change reached the workers at the next tick, a minute on. So the pass is asked for before the 503.
+   */
+  const planned = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      await askIfWriteMayLand(deps, err, 'admin');
+      throw err;
+    }
+  };
 
   /** Workers and headers in view at `now`, read as the snapshot pass reads them. */
   const readWorkers = async (now: Date) => {
@@ -201,9 +214,11 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     const body = c.req.valid('json');
     const raw = c.req.valid('header')['If-Match'];
     const ifMatch = raw === undefined ? undefined : (parseIfMatch(raw) ?? undefined);
-    const write = await deps.routing.put(
-      { routes: body.routes, updatedAt: deps.clock.now(), updatedBy: who(c.var.principal) },
-      ifMatch && ((revision) => ifMatchHolds(ifMatch, String(revision))),
+    const write = await planned(() =>
+      deps.routing.put(
+        { routes: body.routes, updatedAt: deps.clock.now(), updatedBy: who(c.var.principal) },
+        ifMatch && ((revision) => ifMatchHolds(ifMatch, String(revision))),
+      ),
     );
     if (!write.written && !write.unchanged) {
       throw new WorkerApiError(
@@ -244,7 +259,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   // Idempotent: 204 whether or not there was a reclaim, but a pass only when one was dropped.
   app.openapi(deleteReclaimRoute, async (c) => {
     const { proxy } = c.req.valid('param');
-    if (await deps.reclaims.delete(proxy)) await pass('admin');
+    if (await planned(() => deps.reclaims.delete(proxy))) await pass('admin');
     return c.body(null, 204);
   });
 

@@ -117,7 +117,7 @@ export async function askIfWriteMayLand(
   deps: Pick<WorkerServiceDeps, 'requester' | 'log'>,
   err: unknown,
   pass: string | null,
-  workerId: string,
+  workerId?: string,
 ): Promise<void> {
   if (pass !== null && err instanceof WorkerStoreError && err.kind === 'unavailable')
     await requestPass(deps, pass, workerId);
