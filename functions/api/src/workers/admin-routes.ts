@@ -43,7 +43,7 @@ import {
 import { ownershipView, workerView } from './admin-views.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { limitBytes, workerHook } from './http.js';
-import { askIfWriteMayLand, requestPass } from './service-deps.js';
+import { requestPass, writeAsking } from './service-deps.js';
 
 export interface GatewayAdminDeps {
   auth: Authenticator;
@@ -80,19 +80,8 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.use('*', requireAdmin(deps.auth));
   if (deps.callerLimit) app.use('*', deps.callerLimit);
   const pass = (reason: string) => requestPass(deps, reason);
-  /**
-   * A write the snapshot pass plans with. Given up at its deadline (503) it may land all the same, and the
-   * caller's retry then finds it made — the routing unchanged, the reclaim gone — and asks for nothing: the
-   * change reached the workers at the next tick, a minute on. So the pass is asked for before the 503.
-   */
-  const planned = async <T>(write: () => Promise<T>): Promise<T> => {
-    try {
-      return await write();
-    } catch (err) {
-      await askIfWriteMayLand(deps, err, 'admin');
-      throw err;
-    }
-  };
+  /** A write the snapshot pass plans with: given up at its deadline, it asks for the pass (writeAsking). */
+  const planned = <T>(write: () => Promise<T>) => writeAsking(deps, write, 'admin');
 
   /** Workers and headers in view at `now`, read as the snapshot pass reads them. */
   const readWorkers = async (now: Date) => {

@@ -12,12 +12,12 @@ import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
 import {
-  askIfWriteMayLand,
   loadSession,
   requestPass,
   sessionMessage,
   type WorkerServiceDeps,
   withRetry,
+  writeAsking,
 } from './service-deps.js';
 import type { SnapshotNames } from './snapshot-names.js';
 
@@ -69,26 +69,21 @@ export async function reportRuntime(
     // may have been lost after the transition's write landed, its request never made.
     const pass = passAfterReport(body, draining, d.replay ? null : previous);
     if (d.replay) return { replay: true, draining, pass };
-    try {
-      await deps.workers.put(
-        {
-          session: d.session,
-          // The TTL runs on the controller's clock from now; observedAt is never used (contract §2).
-          report: {
-            workerId,
-            sessionId: body.sessionId,
-            epoch: body.epoch,
-            receivedAt: now,
-            draining: body.draining,
-            counts: body.counts,
-          },
-        },
-        stored.token,
-      );
-    } catch (err) {
-      await askIfWriteMayLand(deps, err, pass, workerId);
-      throw err;
-    }
+    // The TTL runs on the controller's clock from now; observedAt is never used (contract §2).
+    const report = {
+      workerId,
+      sessionId: body.sessionId,
+      epoch: body.epoch,
+      receivedAt: now,
+      draining: body.draining,
+      counts: body.counts,
+    };
+    await writeAsking(
+      deps,
+      () => deps.workers.put({ session: d.session, report }, stored.token),
+      pass,
+      workerId,
+    );
     return { replay: false, draining, pass };
   });
   if (pass) await requestPass(deps, pass, workerId);

@@ -105,20 +105,25 @@ export async function requestPass(
 }
 
 /**
- * A write given up at its deadline (`unavailable`: the store call's own bound, or the request's budget)
- * may land all the same, the worker hearing 503. The pass that write would have asked for is asked for
- * now — best effort, and a pass is idempotent — before the 503 goes out: landed, the write made its
- * transition, and the worker's retry finds it made and asks for nothing (a new report is no transition;
- * a replay — an ACK's, or a runtime report's same sequence — does ask again). The write may land only
- * after that pass has read
- * the record: then the next tick runs the pass (docs/gateway-control-plane.md § Runtime report).
+ * `write`, which would make a transition the snapshot pass is to be asked about (`pass`). Given up at its
+ * deadline (`unavailable`: the store call's own bound, or the request's budget) it may land all the same,
+ * the caller hearing 503: the pass is asked for now — best effort, and a pass is idempotent — before the
+ * 503 goes out. Landed, the write made its transition, and the caller's retry finds it made and asks for
+ * nothing (a new report is no transition; the routing unchanged; the reclaim gone) — a replay, an ACK's or a
+ * runtime report's same sequence, does ask again. A write that lands only after that pass has read the
+ * record waits for the next tick (docs/gateway-control-plane.md § Runtime report).
  */
-export async function askIfWriteMayLand(
+export async function writeAsking<T>(
   deps: Pick<WorkerServiceDeps, 'requester' | 'log'>,
-  err: unknown,
+  write: () => Promise<T>,
   pass: string | null,
   workerId?: string,
-): Promise<void> {
-  if (pass !== null && err instanceof WorkerStoreError && err.kind === 'unavailable')
-    await requestPass(deps, pass, workerId);
+): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (pass !== null && err instanceof WorkerStoreError && err.kind === 'unavailable')
+      await requestPass(deps, pass, workerId);
+    throw err;
+  }
 }

@@ -19,12 +19,12 @@ import {
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
 import {
-  askIfWriteMayLand,
   authorise,
   loadSession,
   requestPass,
   type WorkerServiceDeps,
   withRetry,
+  writeAsking,
 } from './service-deps.js';
 
 const ackMessage = {
@@ -133,12 +133,12 @@ export async function acknowledgeSnapshot(
         : d.unchanged
           ? 'ack-replayed'
           : null;
-    try {
-      await deps.workers.put({ ...stored.value, session }, stored.token);
-    } catch (err) {
-      await askIfWriteMayLand(deps, err, pass, workerId);
-      throw err;
-    }
+    await writeAsking(
+      deps,
+      () => deps.workers.put({ ...stored.value, session }, stored.token),
+      pass,
+      workerId,
+    );
     return {
       answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
       pass,

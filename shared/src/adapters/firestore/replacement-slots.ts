@@ -51,15 +51,8 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
     // A plain read first: a proxy that would be refused on it is refused without a transaction (a
     // refusal from a stale read only delays a replacement by one retry), so a queue of waiting proxies
     // does not contend for the document the replacing ones write.
-    const now = this.clock.now();
-    const peek = takeSlot(
-      slotsOf((await this.ref().get()).data()),
-      holder,
-      now,
-      this.policy,
-      undefined,
-      intent,
-    );
+    const stored = slotsOf((await this.ref().get()).data());
+    const peek = takeSlot(stored, holder, this.clock.now(), this.policy, undefined, intent);
     if (!peek.result.granted && !peek.next) return peek.result;
     // Named once for every run of the transaction: a re-run after the commit landed (its answer lost)
     // finds the slot this take staged and reads it as taken, not as held before (takeSlot).

@@ -110,11 +110,7 @@ export class GceProvider implements Provider {
   async get(providerId: string): Promise<ObservedInstance | null> {
     const ref = this.ref(providerId);
     try {
-      const [inst] = await this.call(
-        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
-        'instances.get',
-      );
-      return observeInstance(inst, ref.zone);
+      return observeInstance(await this.instance(ref), ref.zone);
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return null;
       throw retried(err);
@@ -154,10 +150,7 @@ export class GceProvider implements Provider {
    */
   private async whyNotReady(ref: InstanceRef): Promise<DeleteOutcome> {
     try {
-      const [inst] = await this.call(
-        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
-        'instances.get',
-      );
+      const inst = await this.instance(ref);
       return inst.status === 'STOPPING' || inst.status === 'DEPROVISIONING' ? 'deleting' : 'not-ready';
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return 'deleting';
@@ -285,6 +278,16 @@ export class GceProvider implements Provider {
     return `https://www.googleapis.com/compute/v1/projects/${this.opts.project}/zones/${ref.zone}/instances/${ref.name}`;
   }
 
+  /** instances.get of `ref` (ProviderError, a 404 included, when it fails); `attempts` caps the retries. */
+  private async instance(ref: InstanceRef, attempts?: number) {
+    const [inst] = await this.call(
+      () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
+      'instances.get',
+      attempts,
+    );
+    return inst;
+  }
+
   private async call<T>(fn: () => Promise<T>, what: string, attempts?: number): Promise<T> {
     const retry = this.opts.retry ?? defaultRetry;
     try {
@@ -298,11 +301,7 @@ export class GceProvider implements Provider {
   private async lookAfter(providerId: string, failure: unknown): Promise<boolean> {
     const ref = this.ref(providerId);
     try {
-      await this.call(
-        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
-        'instances.get',
-        1,
-      );
+      await this.instance(ref, 1);
       return true;
     } catch (err) {
       if (!(err instanceof ProviderError && err.status === 404)) {
