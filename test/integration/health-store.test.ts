@@ -62,7 +62,7 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
   });
 
   it('TARGET:<route> tracks round-trip through writeMany / get / getMany, and each is its own map key', async () => {
-    const s = state('h-target');
+    const s = state('h-target', { activeVerdict: 'AVAILABLE' });
     expect(await store.writeMany([{ state: s, base: null }])).toEqual(['written']);
     expect(await store.get('h-target')).toEqual(s);
     expect((await store.getMany(['h-target'])).get('h-target')?.state).toEqual(s);
@@ -114,6 +114,8 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
       });
     const read = (await store.get('h-old'))!;
     expect(Object.keys(read.tracks).sort()).toEqual(keys);
+    // No active verdict stored: left out, so that decideHealth takes the stored verdict for it.
+    expect(read).not.toHaveProperty('activeVerdict');
     expect(healthVerdictOf(read)).toMatchObject({ healthy: true, unreachableRoutes: [] });
   });
 

@@ -190,6 +190,7 @@ export function healthToDoc(s: ProxyHealthState): DocumentData {
     proxy: s.proxy,
     instance: s.instance,
     verdict: s.verdict,
+    ...(s.activeVerdict === undefined ? {} : { activeVerdict: s.activeVerdict }),
     egressProblem: s.egressProblem,
     basicProblem: s.basicProblem ?? null,
     latencyMillis: s.latency.reportedMs,
@@ -246,6 +247,8 @@ export function healthFromDoc(d: DocumentData): ProxyHealthState {
     proxy: String(d.proxy),
     instance: String(d.instance ?? ''),
     verdict: verdictOf(d.verdict),
+    // Absent in a document written before the field: left out, so the stored verdict stands in for it.
+    ...(d.activeVerdict === undefined ? {} : { activeVerdict: verdictOf(d.activeVerdict) }),
     egressProblem: typeof d.egressProblem === 'string' ? d.egressProblem : null,
     ...(typeof d.basicProblem === 'string' ? { basicProblem: d.basicProblem } : {}),
     latency: {

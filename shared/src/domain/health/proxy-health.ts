@@ -15,7 +15,13 @@ import {
 import { healthyOf, reduceTrack, sameTrack } from './reducer.js';
 import { sameRoutes, unreachableRoutesOf, withoutStaleTargets } from './target-tracks.js';
 import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
-import { ACTIVE_TRACKS, type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
+import {
+  ACTIVE_TRACKS,
+  type ActiveTrack,
+  activeVerdict,
+  healthReason,
+  withPassive,
+} from './verdict-reason.js';
 
 export interface ProxyHealthState {
   proxy: string;
@@ -25,6 +31,11 @@ export interface ProxyHealthState {
   /** The proxy-level verdict: the worst of BASIC, EGRESS (when run) and PASSIVE (when present); null until
    *  every active tier has one, unless one is already UNHEALTHY (verdict-reason.ts). */
   verdict: Verdict | null;
+  /** The active tiers' verdict that `verdict` was made from (PASSIVE not counted). While a tier is still
+   *  undecided (EGRESS just configured, or its echo endpoint not answering the prober) it is kept, and the
+   *  gateways' PASSIVE track still moves the verdict over it — both ways. Absent in an older document: its
+   *  `verdict` stands in. Derived from `tracks` whenever they decide, so sameHealth does not compare it. */
+  activeVerdict?: Verdict | null;
   /** The gateways' evidence (passive-track.ts); absent or null when they have said nothing bad. */
   passive?: PassiveTrack | null;
   latency: LatencyReport;
@@ -98,6 +109,7 @@ export function initialHealth(
     instance,
     tracks: seeded === null ? {} : { BASIC: track, EGRESS: { ...track } },
     verdict: seeded === null ? null : track.verdict,
+    activeVerdict: seeded === null ? null : track.verdict,
     latency: { reportedMs: seed?.latencyMillis ?? null, reportedAt: seed?.lastHealthCheckTime ?? null },
     egressProblem: null,
     transitionAt: seed?.lastHealthCheckTime ?? null,
@@ -149,9 +161,14 @@ export function decideHealth(
     }
   }
   const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
-  // A tier still undecided (EGRESS building up once BASIC passes again, or just configured) leaves the
-  // verdict where it was: it flips only when a track reaches its threshold, never back to "unknown".
-  const verdict = proxyVerdict(tracks, active, passive) ?? base.verdict;
+  // A tier still undecided (EGRESS just configured, a proxy whose BASIC failed from its first probe passing
+  // again, or an echo endpoint that does not answer the prober) leaves the active tiers' verdict where it
+  // was: it flips only when a track reaches its threshold, never back to "unknown". The gateways' word still
+  // counts over it: kept as the whole verdict, a proxy they fail at every use stayed Healthy (and one they
+  // had failed stayed UNHEALTHY once they stopped) until the undecided tier decided — never, for the whole
+  // fleet, while the echo endpoint was down.
+  const activeNow = activeVerdict(tracks, active) ?? base.activeVerdict ?? base.verdict;
+  const verdict = withPassive(activeNow, passive);
   const basic = results.find((r) => r.track === 'BASIC' && r.ok);
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =
@@ -163,7 +180,15 @@ export function decideHealth(
       : history;
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
   const basicWhy = basicProblem === null ? {} : { basicProblem };
-  const draft: ProxyHealthState = { ...base, tracks, verdict, egressProblem, ...basicWhy, passive };
+  const draft: ProxyHealthState = {
+    ...base,
+    tracks,
+    verdict,
+    activeVerdict: activeNow,
+    egressProblem,
+    ...basicWhy,
+    passive,
+  };
   if (basicProblem === null) delete draft.basicProblem;
   // Any change of the Healthy condition's reason is a change reconcile writes (docs/health.md): SUSPECT in
   // or out (ProbeSucceeded ↔ ProbeSuspect/PassiveSuspect, Healthy stays True), or an unhealthy proxy whose
@@ -183,6 +208,7 @@ export function decideHealth(
     instance,
     tracks,
     verdict,
+    activeVerdict: activeNow,
     latency,
     egressProblem,
     ...basicWhy,

@@ -27,6 +27,8 @@ const leak: TrackResult[] = [
   { track: 'EGRESS', ok: false, latencyMs: 50, problem: 'forwarded_header_leak' },
 ];
 const BOTH: ActiveTrack[] = ['BASIC', 'EGRESS'];
+// Probed on BASIC alone: no echo endpoint, or one that does not answer the prober (tiers.ts egressUncounted).
+const basicOnly: TrackResult[] = [{ track: 'BASIC', ok: true, latencyMs: 50 }];
 
 function runTicks(
   results: TrackResult[][],
@@ -150,18 +152,16 @@ describe('decideHealth', () => {
   });
 
   it('a proxy passing BASIC waits for its EGRESS verdict too', () => {
-    const basicOnly: TrackResult[] = [{ track: 'BASIC', ok: true, latencyMs: 50 }];
     expect(runTicks([basicOnly, basicOnly, ok()]).map((d) => d.next.verdict)).toEqual([null, null, null]);
     expect(runTicks([basicOnly, ok(), ok()]).map((d) => d.next.verdict)).toEqual([null, null, 'AVAILABLE']);
   });
 
   it('without an echo endpoint BASIC alone decides, and a seeded EGRESS track cannot pin the proxy', () => {
-    const basicOnly = (okay: boolean): TrackResult[] => [{ track: 'BASIC', ok: okay, latencyMs: 50 }];
-    const fresh = runTicks([basicOnly(true), basicOnly(true)], null, null, ['BASIC']);
+    const fresh = runTicks([basicOnly, basicOnly], null, null, ['BASIC']);
     expect(fresh.map((d) => d.next.verdict)).toEqual([null, 'AVAILABLE']);
     // Status said unhealthy: initialHealth seeds both tracks UNHEALTHY; EGRESS will never run again.
     const seed: HealthSeed = { healthy: false, latencyMillis: null, lastHealthCheckTime: now };
-    const ds = runTicks([basicOnly(true), basicOnly(true)], seed, null, ['BASIC']);
+    const ds = runTicks([basicOnly, basicOnly], seed, null, ['BASIC']);
     expect(ds.map((d) => d.next.verdict)).toEqual(['UNHEALTHY', 'AVAILABLE']);
     expect(ds[1]!.publish).toBe('health-transition');
     expect(Object.keys(ds[1]!.next.tracks)).toEqual(['BASIC']);
@@ -358,6 +358,63 @@ describe('decideHealth with the PASSIVE track', () => {
       'PassiveFailures', // the probe passes; the gateways still fail it
     ]);
     expect(ds[4]!.publish).toBe('health-transition');
+  });
+
+  it('an EGRESS tier still undecided keeps the active verdict, and the gateways still move it both ways', () => {
+    // A fleet probed on BASIC alone, then an echo endpoint configured that does not answer the prober:
+    // EGRESS gets no counted result (tiers.ts egressUncounted), so it stays undecided for as long.
+    let state = runTicks([basicOnly, basicOnly], null, null, ['BASIC']).at(-1)!.next;
+    expect(state.verdict).toBe('AVAILABLE');
+    const signals = [false, false, false, null, null, null, null];
+    const ds = signals.map((signal, i) => {
+      const dec = decideHealth(state, 'p1', instanceA, null, basicOnly, BOTH, t, later(200 + i * 60), {
+        signal,
+        settings,
+      });
+      state = dec.next;
+      return dec;
+    });
+    expect(ds.every((d) => d.next.tracks.EGRESS === undefined)).toBe(true);
+    expect(ds.map((d) => d.next.verdict)).toEqual([
+      'SUSPECT',
+      'SUSPECT',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'AVAILABLE', // the gateways' evidence expired: the kept active verdict alone, not a pinned UNHEALTHY
+      'AVAILABLE',
+    ]);
+    expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      'PassiveSuspect',
+      'PassiveSuspect',
+      'PassiveFailures',
+      'PassiveFailures',
+      'PassiveFailures',
+      'ProbeSucceeded',
+      'ProbeSucceeded',
+    ]);
+    expect(ds.map((d) => d.publish)).toEqual([
+      'health-transition',
+      null,
+      'health-transition',
+      null,
+      null,
+      'health-transition',
+      null,
+    ]);
+    expect(ds.every((d) => d.next.activeVerdict === 'AVAILABLE')).toBe(true);
+  });
+
+  it('an older stored state without the active verdict: its verdict stands in while a tier is undecided', () => {
+    const { activeVerdict: _dropped, ...older } = runTicks([basicOnly, basicOnly], null, null, ['BASIC']).at(
+      -1,
+    )!.next;
+    const dec = decideHealth(older, 'p1', instanceA, null, basicOnly, BOTH, t, later(200), {
+      signal: false,
+      settings,
+    });
+    expect(dec.next.verdict).toBe('SUSPECT');
+    expect(dec.next.activeVerdict).toBe('AVAILABLE');
   });
 
   it('a replaced instance starts without passive evidence', () => {

@@ -21,16 +21,20 @@ export function proxyVerdict(
   active: readonly ActiveTrack[],
   passive: PassiveTrack | null,
 ): Verdict | null {
-  const verdict = activeVerdict(tracks, active);
-  // No active verdict yet: the gateways' word alone never makes one (they only see proxies that had one).
-  if (verdict === null || passive === null) return verdict;
-  return worstVerdict([verdict, passive.track.verdict ?? 'AVAILABLE']);
+  return withPassive(activeVerdict(tracks, active), passive);
+}
+
+/** The proxy's verdict from its active tiers' one and the gateways' PASSIVE track, which can only make it
+ *  worse. No active verdict: the gateways' word alone never makes one (they only see proxies that had one). */
+export function withPassive(active: Verdict | null, passive: PassiveTrack | null): Verdict | null {
+  if (active === null || passive === null) return active;
+  return worstVerdict([active, passive.track.verdict ?? 'AVAILABLE']);
 }
 
 /** A known UNHEALTHY tier decides alone: EGRESS runs only through a proxy that passes BASIC, so a proxy
  *  failing BASIC from its first probe never gets an EGRESS verdict, and must still become UNHEALTHY.
- *  Otherwise every active tier needs a verdict, and the worst one wins. */
-function activeVerdict(
+ *  Otherwise every active tier needs a verdict, and the worst one wins; null while one has none. */
+export function activeVerdict(
   tracks: Partial<Record<TrackKey, TrackState>>,
   active: readonly ActiveTrack[],
 ): Verdict | null {
@@ -45,10 +49,14 @@ function activeVerdict(
  *  drops the others), so a verdict made from them is the one decideHealth made. */
 export function healthReason(s: ProxyHealthState): { reason: string; message: string } | null {
   if (s.verdict === null) return null;
-  const active = activeVerdict(
-    s.tracks,
-    ACTIVE_TRACKS.filter((k) => s.tracks[k] !== undefined),
-  );
+  // The active tiers' verdict as decideHealth kept it (a tier still undecided keeps their last one), or, in
+  // an older document without it, as the stored tracks give it.
+  const active =
+    s.activeVerdict ??
+    activeVerdict(
+      s.tracks,
+      ACTIVE_TRACKS.filter((k) => s.tracks[k] !== undefined),
+    );
   const passiveDecides =
     active !== null && s.passive?.track.verdict === s.verdict && RANK[active] < RANK[s.verdict];
   if (s.verdict === 'UNHEALTHY') {
