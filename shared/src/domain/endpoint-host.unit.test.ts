@@ -68,6 +68,25 @@ describe('quotableHost: a refused host quoted back without what could be a passw
     expect(quotableHost(host)).toBe(quoted);
     expect(quotableHost(host)).not.toMatch(/s3c|ret/);
   });
+
+  // user:pass:host:port with a numeric password: the user and the digits read as a host and its port.
+  it.each([
+    ['alice:12345:p.example.com:3128', 'alice:…'],
+    ['alice,12345,p.example.com,3128', 'alice,…'],
+    ['alice 12345 p.example.com 3128', 'alice …'],
+    ['alice:12345:p.example.com', 'alice:…'],
+    ['user.name:12345:p.example.com:3128', 'user.name:…'],
+    ['alice:12345,p.example.com,3128', 'alice:…'],
+    ['http://alice:12345/p.example.com', 'http://alice:…'],
+    // A host's own port stays, what follows goes; a bare name and port is quoted whole.
+    ['p.example.com:3128:alice:12345', 'p.example.com:3128:…'],
+    ['203.0.113.7:3128:alice:12345', '203.0.113.7:3128:…'],
+    ['p.example.com:3128:user.name:12345', 'p.example.com:…'],
+    ['admin:12345', 'admin:12345'],
+  ])('%s → %s', (host, quoted) => {
+    expect(quotableHost(host)).toBe(quoted);
+    if (host !== quoted) expect(quotableHost(host)).not.toMatch(/12345/);
+  });
 });
 
 describe('refusedEndpointHost', () => {

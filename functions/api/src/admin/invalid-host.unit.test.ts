@@ -30,4 +30,19 @@ describe('a refused external host is quoted without the password pasted into it'
     expect(h.store.writeCalls).toEqual([]);
     expect(h.publisher.published).toEqual([]);
   });
+
+  it('user:pass:host:port with a numeric password: the digits are not quoted as a port', async () => {
+    const h = harness();
+    const spec = { mode: 'external', endpoint: { host: 'alice:12345:p.example.com:3128', port: 3128 } };
+    const res = await h.call('POST', '/v1/proxies', { name: 'outside', spec });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({
+      issues: [{ code: 'invalid_host', message: expect.any(String) }],
+    });
+    expect(JSON.parse(text).issues[0].message).toContain('"alice:…"');
+    expect(text).not.toMatch(/12345/);
+    expect(JSON.stringify(h.log.lines)).not.toMatch(/12345/);
+    expect(h.store.writeCalls).toEqual([]);
+  });
 });
