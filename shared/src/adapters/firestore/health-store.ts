@@ -190,7 +190,7 @@ export function healthToDoc(s: ProxyHealthState): DocumentData {
     proxy: s.proxy,
     instance: s.instance,
     verdict: s.verdict,
-    ...(s.activeVerdict === undefined ? {} : { activeVerdict: s.activeVerdict }),
+    activeVerdict: s.activeVerdict ?? null,
     egressProblem: s.egressProblem,
     basicProblem: s.basicProblem ?? null,
     latencyMillis: s.latency.reportedMs,
@@ -247,8 +247,8 @@ export function healthFromDoc(d: DocumentData): ProxyHealthState {
     proxy: String(d.proxy),
     instance: String(d.instance ?? ''),
     verdict: verdictOf(d.verdict),
-    // Absent in a document written before the field: left out, so the stored verdict stands in for it.
-    ...(d.activeVerdict === undefined ? {} : { activeVerdict: verdictOf(d.activeVerdict) }),
+    // None stored (a document written before the field; null): left out, keptActiveVerdict derives it.
+    ...(VERDICTS.has(d.activeVerdict) ? { activeVerdict: d.activeVerdict as Verdict } : {}),
     egressProblem: typeof d.egressProblem === 'string' ? d.egressProblem : null,
     ...(typeof d.basicProblem === 'string' ? { basicProblem: d.basicProblem } : {}),
     latency: {

@@ -20,6 +20,7 @@ import {
   type ActiveTrack,
   activeVerdict,
   healthReason,
+  keptActiveVerdict,
   withPassive,
 } from './verdict-reason.js';
 
@@ -33,8 +34,9 @@ export interface ProxyHealthState {
   verdict: Verdict | null;
   /** The active tiers' verdict that `verdict` was made from (PASSIVE not counted). While a tier is still
    *  undecided (EGRESS just configured, or its echo endpoint not answering the prober) it is kept, and the
-   *  gateways' PASSIVE track still moves the verdict over it — both ways. Absent in an older document: its
-   *  `verdict` stands in. Derived from `tracks` whenever they decide, so sameHealth does not compare it. */
+   *  gateways' PASSIVE track still moves the verdict over it — both ways. Absent in an older document: what
+   *  its tracks give stands in (keptActiveVerdict). Not compared by sameHealth: it follows the tracks (which
+   *  are) while they decide, and is carried unchanged while one is undecided. */
   activeVerdict?: Verdict | null;
   /** The gateways' evidence (passive-track.ts); absent or null when they have said nothing bad. */
   passive?: PassiveTrack | null;
@@ -167,7 +169,7 @@ export function decideHealth(
   // counts over it: kept as the whole verdict, a proxy they fail at every use stayed Healthy (and one they
   // had failed stayed UNHEALTHY once they stopped) until the undecided tier decided — never, for the whole
   // fleet, while the echo endpoint was down.
-  const activeNow = activeVerdict(tracks, active) ?? base.activeVerdict ?? base.verdict;
+  const activeNow = activeVerdict(tracks, active) ?? keptActiveVerdict(base);
   const verdict = withPassive(activeNow, passive);
   const basic = results.find((r) => r.track === 'BASIC' && r.ok);
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);

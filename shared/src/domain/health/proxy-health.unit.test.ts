@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PassiveSettings } from './passive-track.js';
+import type { PassiveSettings, PassiveTrack } from './passive-track.js';
 import {
   decideHealth,
   type HealthSeed,
@@ -405,16 +405,55 @@ describe('decideHealth with the PASSIVE track', () => {
     expect(ds.every((d) => d.next.activeVerdict === 'AVAILABLE')).toBe(true);
   });
 
-  it('an older stored state without the active verdict: its verdict stands in while a tier is undecided', () => {
-    const { activeVerdict: _dropped, ...older } = runTicks([basicOnly, basicOnly], null, null, ['BASIC']).at(
-      -1,
-    )!.next;
-    const dec = decideHealth(older, 'p1', instanceA, null, basicOnly, BOTH, t, later(200), {
-      signal: false,
-      settings,
+  // A document written before activeVerdict (or by an older revision, which leaves the field as it was).
+  describe('a stored state without a usable active verdict, while EGRESS is undecided', () => {
+    const failing: PassiveTrack = {
+      track: { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 },
+      lastSignalAt: later(100),
+    };
+    const older = (over: Partial<ProxyHealthState>): ProxyHealthState => {
+      const { activeVerdict: _none, ...s } = runTicks([basicOnly, basicOnly], null, null, ['BASIC']).at(
+        -1,
+      )!.next;
+      return { ...s, ...over };
+    };
+    const decide = (state: ProxyHealthState, signal: boolean | null, at: Date) =>
+      decideHealth(state, 'p1', instanceA, null, basicOnly, BOTH, t, at, { signal, settings });
+
+    it('a verdict the gateways made worse is not taken for the active one: it recovers when they stop', () => {
+      const stuck = older({ verdict: 'UNHEALTHY', passive: failing });
+      expect(healthVerdictOf(stuck)?.reason).toBe('PassiveFailures');
+      const now1 = decide(stuck, null, later(200));
+      expect(now1.next).toMatchObject({ verdict: 'UNHEALTHY', activeVerdict: 'AVAILABLE' });
+      expect(healthVerdictOf(now1.next)?.reason).toBe('PassiveFailures');
+      const expired = decide(now1.next, null, later(100 + 180));
+      expect(expired.next.verdict).toBe('AVAILABLE');
+      expect(expired.publish).toBe('health-transition');
+      // Its evidence already gone before the field existed: the stored tracks decide at once.
+      expect(decide(older({ verdict: 'UNHEALTHY' }), null, later(200)).next.verdict).toBe('AVAILABLE');
     });
-    expect(dec.next.verdict).toBe('SUSPECT');
-    expect(dec.next.activeVerdict).toBe('AVAILABLE');
+
+    it('a stored active verdict worse than the verdict (an older revision moved only the verdict) is not taken', () => {
+      const rolledBack = { ...older({ verdict: 'AVAILABLE' }), activeVerdict: 'UNHEALTHY' as const };
+      const dec = decide(rolledBack, null, later(200));
+      expect(dec.next).toMatchObject({ verdict: 'AVAILABLE', activeVerdict: 'AVAILABLE' });
+      expect(dec.publish).toBeNull();
+    });
+
+    it('tracks that give no active verdict (BASIC failed from the first probe): the stored verdict stands in', () => {
+      const lenient = { successThreshold: 1, failureThreshold: 3 };
+      let state: ProxyHealthState | null = null;
+      for (const [i, r] of [fail, fail, fail, leak].entries()) {
+        state = decideHealth(state, 'p1', instanceA, null, r, BOTH, lenient, later(i * 61)).next;
+      }
+      const { activeVerdict: _none, ...s } = state!;
+      expect(s.tracks.EGRESS?.verdict).toBeNull();
+      const dec = decideHealth(s, 'p1', instanceA, null, basicOnly, BOTH, lenient, later(300), {
+        signal: false,
+        settings,
+      });
+      expect(dec.next).toMatchObject({ verdict: 'UNHEALTHY', activeVerdict: 'UNHEALTHY' });
+    });
   });
 
   it('a replaced instance starts without passive evidence', () => {

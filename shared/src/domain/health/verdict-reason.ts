@@ -49,14 +49,7 @@ export function activeVerdict(
  *  drops the others), so a verdict made from them is the one decideHealth made. */
 export function healthReason(s: ProxyHealthState): { reason: string; message: string } | null {
   if (s.verdict === null) return null;
-  // The active tiers' verdict as decideHealth kept it (a tier still undecided keeps their last one), or, in
-  // an older document without it, as the stored tracks give it.
-  const active =
-    s.activeVerdict ??
-    activeVerdict(
-      s.tracks,
-      ACTIVE_TRACKS.filter((k) => s.tracks[k] !== undefined),
-    );
+  const active = keptActiveVerdict(s);
   const passiveDecides =
     active !== null && s.passive?.track.verdict === s.verdict && RANK[active] < RANK[s.verdict];
   if (s.verdict === 'UNHEALTHY') {
@@ -103,6 +96,21 @@ function egressFailed(s: ProxyHealthState): boolean {
     s.tracks.BASIC?.verdict !== 'UNHEALTHY' &&
     (egress === undefined || egress === 'UNHEALTHY')
   );
+}
+
+/**
+ * The active tiers' verdict `s.verdict` was made from (PASSIVE not counted), as decideHealth keeps it while
+ * a tier is undecided: the stored one; in a document without it (written before the field, or by an older
+ * revision during a rollout), what the stored tracks give, with the stored verdict standing in only when
+ * they give none. A stored one worse than the verdict cannot have made it (the verdict is the worse of it
+ * and PASSIVE): an older revision's write moved the verdict and left the field as it was; not taken.
+ */
+export function keptActiveVerdict(s: ProxyHealthState): Verdict | null {
+  if (s.verdict === null) return null; // no verdict yet: an undecided tier makes none
+  const stored = s.activeVerdict ?? null;
+  if (stored !== null && RANK[stored] <= RANK[s.verdict]) return stored;
+  const present = ACTIVE_TRACKS.filter((k) => s.tracks[k] !== undefined);
+  return activeVerdict(s.tracks, present) ?? s.verdict;
 }
 
 const RANK: Record<Verdict, number> = { AVAILABLE: 0, SUSPECT: 1, UNHEALTHY: 2 };
