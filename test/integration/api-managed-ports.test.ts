@@ -237,7 +237,7 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
     expect(text).not.toContain('s3cret');
     expect(text).not.toContain('alice');
     expect(JSON.parse(text)).toMatchObject({
-      issues: [{ code: 'invalid_host', message: expect.stringContaining('"p.example.com:3128:…"') }],
+      issues: [{ code: 'invalid_host', message: expect.stringContaining('"p.example.com:…"') }],
     });
   });
 });

@@ -30,20 +30,16 @@ export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): strin
 /**
  * A refused host as it may be quoted back (a 400's message, the CLI's stderr, a CI log): only what is known
  * to be no password is kept — the leading host (letters, digits, dots, hyphens, or a bracketed IPv6
- * literal), a port after it, a scheme before it — and the rest is cut to '…', after the one separator
- * (`:` `,` `;` `|` `/` space, tab) that shows where the input went wrong. `p.example.com:3128:alice:s3cret`,
- * the export format of many proxy providers, quotes as `p.example.com:3128:…` (whatever the password holds,
- * an '@' included), the same with `,` `;` `|` or spaces as `p.example.com,3128,…` and so on,
- * `p.example.com alice s3cret` as `p.example.com …`, `fe80::1%eth0` as `fe80::1%…`,
- * `alice:s3cret@p.example.com` as `…@p.example.com` (only when that is the whole text: `u:p@h.example:1:x`
- * as `u:…`), `alice:s3cret` as `alice:…`, `p example.com` as
- * `p …`. (`admin:1234` reads as a name and a port, and is quoted; followed by more, the
- * digits are cut — `alice:12345:p.example.com:3128` as `alice:…` — unless the name is a host's, portKept.)
+ * literal) and a scheme before it — and the rest is cut to '…', after the one separator (`:` `,` `;` `|`
+ * `/` space, tab) that shows where the input went wrong. Never the digits after it: a port reads exactly
+ * like a numeric password (`john.doe:12345:gw:3128`, a provider's `user:pass:host:port`, against
+ * `p.example.com:3128:alice:s3cret`, its `host:port:user:pass`). So `p.example.com:3128` and
+ * `p.example.com:3128:alice:s3cret` quote as `p.example.com:…`, the same with `,` `;` `|` or spaces as
+ * `p.example.com,…`, `alice:12345:p.example.com:3128` as `alice:…`, `fe80::1%eth0` as `fe80::1%…`,
+ * `alice:s3cret@p.example.com:3128` as `…@p.example.com:…` (only when that is the whole text:
+ * `u:p@h.example:1:x` as `u:…`), `p example.com` as `p …`.
  */
 export function quotableHost(host: string): string {
-  // host SEP port SEP …: a provider's line, cut before the '@' rule can read one in its password.
-  const line = /^([A-Za-z0-9.-]+)([:,;| \t])\d{1,5}(?=\2|$)/.exec(host);
-  if (line) return cutAfter(host, portKept(line[1]!, line[0], host.slice(line[0].length + 1)));
   const zone = host.indexOf('%');
   const ip = host.slice(0, zone);
   if (zone > 0 && /^[0-9A-Fa-f:.]+$/.test(ip) && parseIp(ip)) return `${ip}%…`;
@@ -51,26 +47,12 @@ export function quotableHost(host: string): string {
   const afterAt = at < 0 ? host : host.slice(at + 1);
   const scheme = SCHEME.exec(afterAt)?.[0] ?? '';
   const rest = afterAt.slice(scheme.length);
-  // A bracketed literal is one piece, whatever colons it holds; a port only when all its digits fit.
-  const [withPort, name] = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*)(?::\d{1,5}(?!\d))?/.exec(rest)!;
-  const kept = portKept(name!, withPort, rest.slice(withPort.length + 1));
+  // A bracketed literal is one piece, whatever colons it holds.
+  const kept = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*)/.exec(rest)![0];
   return `${at < 0 ? '' : '…@'}${scheme}${cutAfter(rest, kept)}`;
 }
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-
-/**
- * `name` and the digits after it (`withPort`) as a host and its port, or `name` alone when they may be a
- * user and a numeric password: `alice:12345:p.example.com:3128` (a provider's user:pass:host:port) must not
- * quote `12345`. Kept only when nothing follows (`admin:1234`), or when `name` reads as a host — dotted, or
- * a bracketed literal — and what follows does not (`p.example.com:3128:alice:12345`): a dotted name on both
- * sides (`user.name:12345:p.example.com`) keeps the name alone.
- */
-function portKept(name: string, withPort: string, after: string): string {
-  if (withPort === name || after === '') return withPort;
-  const hostLike = (text: string) => /^(?:\[|[A-Za-z0-9-]+\.)/.test(text);
-  return hostLike(name) && !hostLike(after) ? withPort : name;
-}
 
 /**
  * Where `[scheme]user[:password]@host[:port]` ends its user part (the last '@'), or -1 when the text is not

@@ -6,9 +6,9 @@ import { harness } from '../testing/harness.js';
 
 describe('a refused external host is quoted without the password pasted into it', () => {
   it.each([
-    ['p.example.com,3128,alice,S3cretPw77', '"p.example.com,3128,…"'],
-    ['p.example.com;3128;alice;S3cretPw77', '"p.example.com;3128;…"'],
-    ['p.example.com|3128|alice|S3cretPw77', '"p.example.com|3128|…"'],
+    ['p.example.com,3128,alice,S3cretPw77', '"p.example.com,…"'],
+    ['p.example.com;3128;alice;S3cretPw77', '"p.example.com;…"'],
+    ['p.example.com|3128|alice|S3cretPw77', '"p.example.com|…"'],
     ['p.example.com\talice\tS3cretPw77', '"p.example.com\\t…"'],
     ['p.example.com alice S3cretPw77', '"p.example.com …"'],
   ])('POST %j: 400 invalid_host, the secret in neither the body nor a log line', async (host, quoted) => {
