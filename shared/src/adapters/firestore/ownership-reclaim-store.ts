@@ -13,7 +13,7 @@ import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { boundedCall, deadlinesOf, type WorkerStoreDeadlines } from './worker-deadline.js';
-import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
+import { workerStoreFailure } from './worker-errors.js';
 
 /** Terraform declares the TTL policy on it (terraform/firestore.tf ttl_fields). */
 export const RECLAIM_TTL_FIELD = 'expireAt';
@@ -114,16 +114,23 @@ export class FirestoreReclaimStore implements ReclaimStore {
     }
   }
 
+  /**
+   * Whether there was one is what a read first saw; the delete after it is a plain one. Preconditioned on
+   * `exists`, a delete that landed and lost its answer failed NOT_FOUND on the client's resend (it resends
+   * a commit on ABORTED, RESOURCE_EXHAUSTED and UNAVAILABLE), read as none: the admin route asked for no
+   * pass. None read: nothing is written, and a reclaim POSTed after the read stands. Two at once may both
+   * answer true — two passes, harmless.
+   */
   async delete(proxy: string): Promise<boolean> {
+    const what = `drop the reclaim of ${proxy}`;
+    const ref = this.col().doc(proxy);
     try {
-      // The precondition makes Firestore say whether there was one (NOT_FOUND), in the same single write.
-      await boundedCall(this.deadlines.call, `drop the reclaim of ${proxy}`, () =>
-        this.col().doc(proxy).delete({ exists: true }),
-      );
+      const seen = await boundedCall(this.deadlines.call, what, () => ref.get());
+      if (!seen.exists) return false;
+      await boundedCall(this.deadlines.call, what, () => ref.delete());
       return true;
     } catch (err) {
-      if (codeOf(err) === NOT_FOUND) return false;
-      throw workerStoreFailure(err, `drop the reclaim of ${proxy}`);
+      throw workerStoreFailure(err, what);
     }
   }
 }
