@@ -6,8 +6,9 @@
 // highest − current calls): an API that moved from 3 to 4, not 5, is reached at 4 — offering only the
 // highest, a worker at 3 stayed there for good. Once the control plane speaks one, the answer is a new
 // session at that version (the API supersedes a live session registered with another version,
-// shared/src/domain/workers/session.ts), which the worker takes as it takes any new session: a new ACK
-// bound, report sequences from the start, the applied snapshot ACKed again; and the snapshot pass a new
+// shared/src/domain/workers/session.ts), which the worker takes as it takes any new session: report
+// sequences from the start, the applied snapshot ACKed again (the API keeps the same live process's ACK
+// bound, so its share does not drain meanwhile); and the snapshot pass a new
 // session triggers writes what the higher version reads (protocol 2: `filtersDestinations`, without which plain HTTP to a managed proxy
 // goes as a CONNECT to port 80 that the managed squid refuses; protocol 3: `excludedRoutes`, without which
 // a proxy a route's target check fails through stays in that route; protocol 4: SOCKS5 proxies, which a

@@ -42,15 +42,27 @@ export function register(
   newSessionId: string,
   sessionTtlMs: number,
 ): RegisterDecision {
-  if (
-    existing &&
+  const sameProcess =
+    existing !== null &&
     existing.instanceId === req.instanceId &&
     existing.principal === req.principal &&
-    existing.protocolVersion === req.protocolVersion &&
-    isLive(existing, now)
-  ) {
+    isLive(existing, now);
+  if (sameProcess && existing.protocolVersion === req.protocolVersion) {
     return { kind: 'resumed', session: existing };
   }
+  // The same live process moving to another protocol version (control/protocol-upgrade.ts) still holds
+  // the snapshot it ACKed, and every version reads an older one: it keeps its ACK bound. Without it the
+  // new session was no owner that may keep its proxies (snapshots/plan-pass.ts assignable) at the pass its
+  // registration asks for — every one of them started draining, its next snapshot listed none, and its
+  // re-ACK of the one it held was refused stale_epoch once that pass committed: a gateway of the default
+  // worker id (gw-<instance>) served nothing for seconds at every API rollout adding a protocol version.
+  const bound = sameProcess
+    ? {
+        ackedVersion: existing.ackedVersion,
+        ackedEpoch: existing.ackedEpoch,
+        ackedChecksum: existing.ackedChecksum,
+      }
+    : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
   return {
     kind: 'new',
     supersededSessionId: existing?.sessionId ?? null,
@@ -63,9 +75,7 @@ export function register(
       principal: req.principal,
       registeredAt: now,
       validUntil: new Date(now.getTime() + sessionTtlMs),
-      ackedVersion: null,
-      ackedEpoch: null,
-      ackedChecksum: null,
+      ...bound,
       lastReportSequence: null,
       lastReportDigest: null,
       outcomeSequence: 0,

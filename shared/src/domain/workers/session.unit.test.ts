@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { acked } from '../../testing/worker-sessions.js';
 import { negotiateProtocol } from './protocol.js';
 import { checkSession, register } from './session.js';
 
@@ -50,6 +51,26 @@ describe('register / checkSession (contract §2)', () => {
       session: { sessionId: 's2', protocolVersion: 2, ackedVersion: null },
     });
     expect(checkSession(upgraded.session, 's1', later(6))).toEqual({ ok: false, error: 'stale_session' });
+  });
+  it('moving to another protocol version, the same live process keeps its ACK bound; no other one does', () => {
+    // It still holds the snapshot it ACKed: without the bound its share started draining at once.
+    const held = acked(first.session, 7, 3);
+    const bound = { ackedVersion: 7, ackedEpoch: 3, ackedChecksum: held.ackedChecksum };
+    const upgraded = register(held, { ...req, protocolVersion: 2 }, later(5), 's2', 30_000);
+    expect(upgraded).toMatchObject({
+      kind: 'new',
+      session: { sessionId: 's2', protocolVersion: 2, ...bound },
+    });
+    expect(upgraded.session).toMatchObject({ lastReportSequence: null, outcomeSequence: 0 });
+    const none = { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
+    // Another process, another principal, or a session that lapsed: the new session ACKs for itself.
+    expect(register(held, { ...req, instanceId: 'i2' }, later(5), 's3', 30_000).session).toMatchObject(none);
+    expect(
+      register(held, { ...req, principal: 'token:other' }, later(5), 's3', 30_000).session,
+    ).toMatchObject(none);
+    expect(register(held, { ...req, protocolVersion: 2 }, later(31), 's3', 30_000).session).toMatchObject(
+      none,
+    );
   });
   it('the same instance after its session lapsed gets a new session', () => {
     expect(register(first.session, req, later(31), 's3', 30_000)).toMatchObject({
