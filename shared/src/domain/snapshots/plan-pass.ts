@@ -4,6 +4,7 @@
 // observes, calls this, and acts.
 
 import { type GatewayRoute, MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
+import { WORKER_LIMITS } from '../../messages/worker-api.js';
 import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { type AckOwed, ackOverdue } from '../workers/ack-owed.js';
@@ -27,6 +28,7 @@ import { isLive, type WorkerSession } from '../workers/session.js';
 import type { WorkerSettings } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
 import { carriesTraffic } from './content.js';
+import { withinDrainBudget } from './drain-budget.js';
 import { capShares, type ShareCap } from './share-cap.js';
 
 export interface WorkerView {
@@ -168,8 +170,16 @@ export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): bo
   return false;
 }
 
-/** `cap`: the most proxies one worker may be given (MAX_SNAPSHOT_PROXIES; smaller only in tests). */
-export function planPass(x: PassInput, cap: number = MAX_SNAPSHOT_PROXIES): PassPlan {
+/**
+ * `cap`: the most proxies one worker may be given (MAX_SNAPSHOT_PROXIES; smaller only in tests);
+ * `maxDraining`: the most one worker may be draining for a move it could have kept (WORKER_LIMITS.maxCounts,
+ * what its runtime report carries: drain-budget.ts).
+ */
+export function planPass(
+  x: PassInput,
+  cap: number = MAX_SNAPSHOT_PROXIES,
+  maxDraining: number = WORKER_LIMITS.maxCounts,
+): PassPlan {
   const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
   const pool = inPool.map((p) => p.name);
   const overdue = overdueWorkers(x);
@@ -245,9 +255,19 @@ export function planPass(x: PassInput, cap: number = MAX_SNAPSHOT_PROXIES): Pass
     }),
   ];
   // Both plans number their changes x.epoch + 1: together they are one change of ownership.
-  const changes = plans
+  const planned = plans
     .flatMap((p) => p.changes)
     .sort((a, b) => (a.proxy < b.proxy ? -1 : a.proxy > b.proxy ? 1 : 0));
+  // No worker draining more than its report carries for moves it could have kept (drain-budget.ts): a
+  // proxy it may still own (eligible) that some other worker is wanted for.
+  const eligibleFor = new Map(balance.map((b) => [b.name, b.eligible]));
+  const { changes } = withinDrainBudget({
+    changes: planned,
+    records: x.records,
+    voluntary: (proxy, owner) => !!desired.get(proxy) && !!eligibleFor.get(proxy)?.includes(owner),
+    maxDraining,
+    cap,
+  });
   const moves = changes.length > 0 || heldEpoch(x.records.values(), x.epoch);
   const ownership: OwnershipPlan = { epoch: moves ? x.epoch + 1 : x.epoch, changes };
   const records = applyOwnership(x.records, ownership.changes);

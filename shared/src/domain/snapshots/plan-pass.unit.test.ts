@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
+import { WORKER_LIMITS } from '../../messages/worker-api.js';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import { acked } from '../../testing/worker-sessions.js';
@@ -847,15 +848,37 @@ describe('planPass', () => {
   });
 });
 
+// One fixture, renamed: 20,001 proxies built through aProxy would cost more than the planning does.
+const base = proxy('base');
+const pool = (n: number, from = 0, prefix = 'big-', attributes: Record<string, string> = {}) =>
+  Array.from({ length: n }, (_, i) => ({
+    ...base,
+    name: `${prefix}${String(from + i).padStart(6, '0')}`,
+    spec: { ...base.spec, attributes },
+  }));
+/**
+ * Passes run one after another from `x`, each on the records and epoch the last one left, every worker
+ * reporting at that epoch with nothing in use (so a drain started is drained by the next pass).
+ */
+const passes = (x: PassInput, cap: number, n: number) => {
+  const out: PassPlan[] = [];
+  let { records, epoch } = x;
+  for (let k = 0; k < n; k++) {
+    const workers = new Map([...x.workers].map(([id, w]) => [id, { ...w, report: report(id, { epoch }) }]));
+    const p = planPass({ ...x, records, epoch, workers }, cap);
+    out.push(p);
+    records = p.records;
+    epoch = p.ownership.epoch;
+  }
+  return out;
+};
+const ownerOf = (p: PassPlan) => {
+  const n = new Map<string, number>();
+  for (const r of p.records.values()) n.set(r.owner, (n.get(r.owner) ?? 0) + 1);
+  return n;
+};
+
 describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PROXIES, share-cap.ts)', () => {
-  // One fixture, renamed: 20,001 proxies built through aProxy would cost more than the planning does.
-  const base = proxy('base');
-  const pool = (n: number, from = 0, prefix = 'big-', attributes: Record<string, string> = {}) =>
-    Array.from({ length: n }, (_, i) => ({
-      ...base,
-      name: `${prefix}${String(from + i).padStart(6, '0')}`,
-      spec: { ...base.spec, attributes },
-    }));
   const within = (p: ReturnType<typeof planPass>, cap = MAX_SNAPSHOT_PROXIES) => {
     for (const b of p.builds) expect(b.owned.length).toBeLessThanOrEqual(cap);
   };
@@ -865,28 +888,6 @@ describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PRO
     match: { hosts: ['news.example'] },
     selector: { site: 'news' },
   };
-  /**
-   * Passes run one after another from `x`, each on the records and epoch the last one left, every worker
-   * reporting at that epoch with nothing in use (so a drain started is drained by the next pass).
-   */
-  const passes = (x: PassInput, cap: number, n: number) => {
-    const out: PassPlan[] = [];
-    let { records, epoch } = x;
-    for (let k = 0; k < n; k++) {
-      const workers = new Map([...x.workers].map(([id, w]) => [id, { ...w, report: report(id, { epoch }) }]));
-      const p = planPass({ ...x, records, epoch, workers }, cap);
-      out.push(p);
-      records = p.records;
-      epoch = p.ownership.epoch;
-    }
-    return out;
-  };
-  const ownerOf = (p: PassPlan) => {
-    const n = new Map<string, number>();
-    for (const r of p.records.values()) n.set(r.owner, (n.get(r.owner) ?? 0) + 1);
-    return n;
-  };
-
   it('the default cap is MAX_SNAPSHOT_PROXIES: one worker and one proxy more gets the cap, one unassigned', () => {
     const poolSpecs = pool(MAX_SNAPSHOT_PROXIES + 1);
     const p = planPass(input({ poolSpecs }));
@@ -1007,5 +1008,102 @@ describe('planPass: no worker past what one snapshot may carry (MAX_SNAPSHOT_PRO
     // Settled within two passes (drain, release) and stable after.
     expect(plans[2]!.ownership.changes).toEqual([]);
     expect(last.ownership.changes).toEqual([]);
+  });
+});
+
+describe('planPass: no worker draining more than its report carries (WORKER_LIMITS.maxCounts, drain-budget.ts)', () => {
+  const max = WORKER_LIMITS.maxCounts;
+  /** Per worker, the proxies it is draining once the pass is committed. */
+  const drainingOf = (p: PassPlan) => {
+    const n = new Map<string, number>();
+    for (const r of p.records.values()) if (r.drainEpoch !== null) n.set(r.owner, (n.get(r.owner) ?? 0) + 1);
+    return n;
+  };
+  const mostDraining = (p: PassPlan) => Math.max(0, ...drainingOf(p).values());
+  /** Passes over 18,000 proxies take seconds: more than the unit default. */
+  const LARGE = 30_000;
+
+  it(
+    'a worker joining beside one owning far more than maxCounts: drains start in batches, the balance goes on',
+    () => {
+      // Audit: one pass started 9,000 drains on w1 — its report carries 8,000, the cut ones read as drained,
+      // and the next pass released them to w2 while w1's tunnels through them still ran (two owners).
+      const poolSpecs = pool(2 * max + 2_000);
+      const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+      const plans = passes(input({ poolSpecs, records, workers: twoWorkers() }), MAX_SNAPSHOT_PROXIES, 4);
+      for (const p of plans) expect(mostDraining(p)).toBeLessThanOrEqual(max);
+      const [first, second, third, settled] = plans;
+      expect(drainingOf(first!)).toEqual(new Map([['w1', max]]));
+      // The drains ended: released to w2, and the moves held back start now (the balance starts from the
+      // current owners and still finds w2 short).
+      expect(first!.builds.find((b) => b.workerId === 'w1')!.owned).toHaveLength(2_000 + max);
+      expect(second!.ownership.changes.filter((c) => c.kind === 'released')).toHaveLength(max);
+      expect(drainingOf(second!)).toEqual(new Map([['w1', 1_000]]));
+      expect(ownerOf(third!)).toEqual(
+        new Map([
+          ['w1', max + 1_000],
+          ['w2', max + 1_000],
+        ]),
+      );
+      expect(settled!.ownership.changes).toEqual([]);
+    },
+    LARGE,
+  );
+
+  it(
+    'a deleted proxy drains whatever the count: only moves its owner could have kept wait',
+    () => {
+      const poolSpecs = pool(2 * max + 2_000).map((q, i) =>
+        i % 18 === 0 ? { ...q, deletionRequestedAt: now } : q,
+      );
+      const deleted = poolSpecs.filter((q) => q.deletionRequestedAt !== null).map((q) => q.name);
+      const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+      const p = planPass(input({ poolSpecs, records, workers: twoWorkers() }));
+      expect(deleted).toHaveLength(1_000);
+      for (const name of deleted) expect(p.records.get(name)?.drainEpoch).toBe(6);
+      expect(drainingOf(p)).toEqual(new Map([['w1', max]]));
+    },
+    LARGE,
+  );
+
+  it('a worker over the snapshot cap drains down to it past the budget: else it could take no snapshot', () => {
+    // Fourteen owned by w1, cap 10, at most two draining: the share cap moves four to w2, and all four
+    // drain — held back, w1 would keep twelve in a snapshot that may carry ten.
+    const poolSpecs = pool(14);
+    const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const p = planPass(input({ poolSpecs, records, workers: twoWorkers(), routing: [SHOP_ROUTE] }), 10, 2);
+    expect(drainingOf(p)).toEqual(new Map([['w1', 4]]));
+    expect(p.builds.find((b) => b.workerId === 'w1')!.owned).toHaveLength(10);
+  });
+
+  it('a worker shutting down hands everything over whatever the count: it may own none of it', () => {
+    const poolSpecs = pool(6);
+    const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const busy = report('w1', {
+      draining: true,
+      counts: [{ proxy: poolSpecs[0]!.name, active: 1, reserved: 0 }],
+    });
+    const workers = new Map([
+      ['w1', view('w1', { report: busy })],
+      ['w2', view('w2')],
+    ]);
+    const p = planPass(input({ poolSpecs, records, workers }), MAX_SNAPSHOT_PROXIES, 2);
+    expect(drainingOf(p)).toEqual(new Map([['w1', 6]]));
+  });
+
+  it('drains already under way count: a worker at its budget starts no new move until some end', () => {
+    // w1 owns all twelve and the balance moves six to w2; three of those already draining, at most three
+    // draining: nothing new starts.
+    const poolSpecs = pool(12);
+    const owned = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const free = planPass(input({ poolSpecs, records: owned, workers: twoWorkers() }));
+    const moving = free.ownership.changes.filter((c) => c.kind === 'drain_started').map((c) => c.proxy);
+    expect(moving).toHaveLength(6);
+    const records = new Map(
+      [...owned].map(([n, r]) => [n, moving.slice(0, 3).includes(n) ? { ...r, drainEpoch: 5 } : r]),
+    );
+    const p = planPass(input({ poolSpecs, records, workers: twoWorkers() }), MAX_SNAPSHOT_PROXIES, 3);
+    expect(p.ownership.changes.filter((c) => c.kind === 'drain_started')).toEqual([]);
+    expect(drainingOf(p)).toEqual(new Map([['w1', 3]]));
   });
 });
