@@ -13,7 +13,7 @@ import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { type WorkerRecord, WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import type { WorkerPrincipal } from './auth.js';
 import type { WorkerServiceDeps } from './service-deps.js';
-import { acknowledgeSnapshot } from './session-service.js';
+import { acknowledgeSnapshot, registerWorker } from './session-service.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const principal: WorkerPrincipal = { label: 'token:gw-1', may: (id) => id === 'gw-1' };
@@ -208,5 +208,25 @@ describe('acknowledgeSnapshot', () => {
         workerId: 'gw-1',
       }),
     ]);
+  });
+});
+
+describe('registerWorker: the same process changing protocol version', () => {
+  const again = { workerId: 'gw-1', instanceId: 'i', zone: 'z', supportedProtocolVersion: 4 };
+  const withSubscriptions = (d: WorkerServiceDeps) =>
+    ({ ...d, subscriptions: { ensure: async () => 'projects/p/subscriptions/gw-1' } }) as WorkerServiceDeps;
+  const maxStaleMs = DEFAULT_WORKER_SETTINGS.maxStaleAgeSeconds * 1000;
+
+  it.each<[string, Date | null, number | null]>([
+    ['owing nothing: keeps its ACK bound', null, 1],
+    ['owing an ACK not yet overdue: keeps it', new Date(now.getTime() - maxStaleMs / 2), 1],
+    // Withheld for it: kept, the new session would owe nothing and get its share back while stuck.
+    ['owing an ACK past max_stale_age: keeps none', new Date(now.getTime() - maxStaleMs - 1_000), null],
+  ])('%s', async (_name, owedSince, bound) => {
+    const t = deps(owedSince ? { ackOwed: { version: 2, since: owedSince } } : {});
+    t.ackedElsewhere();
+    const answer = await registerWorker(withSubscriptions(t.d), principal, again);
+    expect(answer).toMatchObject({ sessionId: 's-2', resumed: false, protocolVersion: 4 });
+    expect(t.stored().session).toMatchObject({ sessionId: 's-2', ackedVersion: bound });
   });
 });

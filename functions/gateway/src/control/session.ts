@@ -313,8 +313,10 @@ export class ControllerSession {
   /** The controller granted a session (registration.ts): pull its subscription, then ACK or fetch. */
   onRegistered(r: RegisterResponseBody): void {
     if (r.sessionId !== this.lastSessionId) {
-      // A new session starts with no ACK bound and its own report sequences (contract § Runtime), and no
-      // backoff grown by the old one's refusals: the waits under way end (the loops go round under it).
+      // A new session starts with no ACK bound here (the controller may keep the one of this process across
+      // a protocol change: the re-ACK of what is applied is then answered unchanged), its own report
+      // sequences (contract § Runtime), and no backoff grown by the old one's refusals: the waits under way
+      // end (the loops go round under it).
       this.lastSessionId = r.sessionId;
       this.ackBound = null;
       this.acks.newSession();

@@ -35,19 +35,29 @@ export type RegisterDecision =
   | { kind: 'resumed'; session: WorkerSession }
   | { kind: 'new'; session: WorkerSession; supersededSessionId: string | null };
 
+/** Whether `req` comes from the live process `existing` was opened by: a retry, or a protocol change. */
+export const sameProcess = (
+  existing: WorkerSession | null,
+  req: RegisterRequest,
+  now: Date,
+): existing is WorkerSession =>
+  existing !== null &&
+  existing.instanceId === req.instanceId &&
+  existing.principal === req.principal &&
+  isLive(existing, now);
+
 export function register(
   existing: WorkerSession | null,
   req: RegisterRequest,
   now: Date,
   newSessionId: string,
   sessionTtlMs: number,
+  /** The existing session owes an ACK past max_stale_age (workers/ack-owed.ts ackOverdue): it keeps no
+   *  bound across a protocol change, which would make it assignable again while it takes no snapshot. */
+  boundOverdue = false,
 ): RegisterDecision {
-  const sameProcess =
-    existing !== null &&
-    existing.instanceId === req.instanceId &&
-    existing.principal === req.principal &&
-    isLive(existing, now);
-  if (sameProcess && existing.protocolVersion === req.protocolVersion) {
+  const same = sameProcess(existing, req, now);
+  if (same && existing.protocolVersion === req.protocolVersion) {
     return { kind: 'resumed', session: existing };
   }
   // The same live process moving to another protocol version (control/protocol-upgrade.ts) still holds
@@ -56,13 +66,16 @@ export function register(
   // registration asks for — every one of them started draining, its next snapshot listed none, and its
   // re-ACK of the one it held was refused stale_epoch once that pass committed: a gateway of the default
   // worker id (gw-<instance>) served nothing for seconds at every API rollout adding a protocol version.
-  const bound = sameProcess
-    ? {
-        ackedVersion: existing.ackedVersion,
-        ackedEpoch: existing.ackedEpoch,
-        ackedChecksum: existing.ackedChecksum,
-      }
-    : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
+  // Not a process withheld for an ACK it owes: the debt is recorded per session (snapshot header), so
+  // the new session would owe nothing and be given its share back at once.
+  const bound =
+    same && !boundOverdue
+      ? {
+          ackedVersion: existing.ackedVersion,
+          ackedEpoch: existing.ackedEpoch,
+          ackedChecksum: existing.ackedChecksum,
+        }
+      : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
   return {
     kind: 'new',
     supersededSessionId: existing?.sessionId ?? null,
