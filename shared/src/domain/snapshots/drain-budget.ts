@@ -26,6 +26,9 @@ export interface DrainBudget {
   maxDraining: number;
   /** The most proxies one worker's snapshot may carry: MAX_SNAPSHOT_PROXIES. */
   cap: number;
+  /** Which of an owner's moves start first when not all may (lower first; then by name): a move that gives
+   *  a worker a route it lacks should not wait behind the default route's. */
+  priority?(proxy: string): number;
 }
 
 /** The changes less the voluntary drains past each owner's budget, and how many were held back. */
@@ -52,7 +55,12 @@ export function withinDrainBudget(x: DrainBudget): { changes: OwnershipChange[];
     const others = (draining.get(owner) ?? 0) - proxies.length;
     const keeps = (kept.get(owner) ?? 0) + proxies.length;
     const allowed = Math.max(0, x.maxDraining - others, keeps - x.cap);
-    for (const p of proxies.slice(allowed)) held.add(p);
+    if (allowed >= proxies.length) continue;
+    const rank = x.priority ?? (() => 0);
+    const order = proxies
+      .map((p) => ({ p, r: rank(p) }))
+      .sort((a, b) => a.r - b.r || (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
+    for (const { p } of order.slice(allowed)) held.add(p);
   }
   return {
     changes: x.changes.filter((c) => c.kind !== 'drain_started' || !held.has(c.proxy)),

@@ -220,6 +220,27 @@ export function planPass(
     cap,
   );
   const { desired } = capped;
+  // A report is cut to maxDraining (WORKER_LIMITS.maxCounts) entries, draining ones first (the gateway's
+  // reporting.ts reportedCounts). Full of proxies its worker is draining (or no longer owns), it may have
+  // left busy draining ones out, and one absent is not read as drained: released, it would have two
+  // owners while the old one's tunnels still ran. Drains the budget cannot hold back (deleted, reclaimed)
+  // may number more than a report carries. One entry the worker owns and is not draining shows the cut
+  // fell past every draining one. Worked out once per worker and pass.
+  const cutOf = new Map<string, boolean>();
+  const reportCut = (id: string, w: WorkerView): boolean => {
+    let cut = cutOf.get(id);
+    if (cut === undefined) {
+      const counts = w.report?.counts ?? [];
+      cut =
+        counts.length >= maxDraining &&
+        counts.every((c) => {
+          const r = x.records.get(c.proxy);
+          return !r || r.owner !== id || r.drainEpoch !== null;
+        });
+      cutOf.set(id, cut);
+    }
+    return cut;
+  };
   const common: Omit<PlanInput, 'pool' | 'records' | 'workers'> = {
     epoch: x.epoch,
     desired,
@@ -233,6 +254,7 @@ export function planPass(
           report: w.report,
           now: x.now,
           reportTtlMs: x.settings.reportTtlMs,
+          reportCut: reportCut(worker, w),
         })
       );
     },
@@ -261,12 +283,20 @@ export function planPass(
   // No worker draining more than its report carries for moves it could have kept (drain-budget.ts): a
   // proxy it may still own (eligible) that some other worker is wanted for.
   const eligibleFor = new Map(balance.map((b) => [b.name, b.eligible]));
+  const attributesOf = new Map(balance.map((b) => [b.name, b.attributes]));
+  // Moves of proxies a narrow route selects go first: the new worker's share of a small route should not
+  // wait drain cycles behind the default route's, answering that route 503 no_upstream meanwhile.
+  const narrow = x.routing.map((r) => Object.entries(r.selector ?? {})).filter((sel) => sel.length > 0);
   const { changes } = withinDrainBudget({
     changes: planned,
     records: x.records,
     voluntary: (proxy, owner) => !!desired.get(proxy) && !!eligibleFor.get(proxy)?.includes(owner),
     maxDraining,
     cap,
+    priority: (proxy) => {
+      const a = attributesOf.get(proxy) ?? {};
+      return narrow.some((sel) => sel.every(([k, v]) => a[k] === v)) ? 0 : 1;
+    },
   });
   const moves = changes.length > 0 || heldEpoch(x.records.values(), x.epoch);
   const ownership: OwnershipPlan = { epoch: moves ? x.epoch + 1 : x.epoch, changes };

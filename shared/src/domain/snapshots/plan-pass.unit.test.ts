@@ -1091,6 +1091,48 @@ describe('planPass: no worker draining more than its report carries (WORKER_LIMI
     expect(drainingOf(p)).toEqual(new Map([['w1', 6]]));
   });
 
+  it("a narrow route's moves start before the default route's: a new worker is not left without it", () => {
+    // Cold review of e48aee2b: held back by name alone, the shop proxies (sorting last) waited behind every
+    // default-route move, and w2 answered shop.example 503 no_upstream for drain cycles.
+    const poolSpecs = [...pool(26, 0, 'a-'), ...pool(4, 0, 'z-shop-', { site: 'shop' })];
+    const records = new Map(poolSpecs.map((q) => [q.name, rec(q.name, 'w1')]));
+    const routing = [SHOP_ROUTE, ...DEFAULT_ROUTING];
+    const p = planPass(
+      input({ poolSpecs, records, workers: twoWorkers(), routing }),
+      MAX_SNAPSHOT_PROXIES,
+      4,
+    );
+    const started = p.ownership.changes.filter((c) => c.kind === 'drain_started').map((c) => c.proxy);
+    expect(started).toHaveLength(4);
+    expect(started.filter((n) => n.startsWith('z-shop-'))).toHaveLength(2);
+  });
+
+  it('a report cut at its limit with only draining proxies in it: one left out is not drained yet', () => {
+    // Drains the budget does not hold back (deleted proxies) may outnumber what a report carries; the
+    // gateway lists its draining proxies first, so a full report of them may have cut a busy one.
+    const deleted = pool(4).map((q) => ({ ...q, deletionRequestedAt: now }));
+    const kept = pool(1, 0, 'kept-')[0]!;
+    const poolSpecs = [...deleted, kept];
+    const [a, b] = deleted.map((q) => q.name) as [string, string];
+    const records = new Map([
+      ...deleted.map((q) => [q.name, { ...rec(q.name, 'w1'), drainEpoch: 5 }] as const),
+      [kept.name, rec(kept.name, 'w1')] as const,
+    ]);
+    const busy = (name: string) => ({ proxy: name, active: 1, reserved: 0 });
+    const drainedWith = (counts: StoredReport['counts']) => {
+      const workers = new Map([['w1', view('w1', { report: report('w1', { counts }) })]]);
+      const p = planPass(input({ poolSpecs, records, workers }), MAX_SNAPSHOT_PROXIES, 2);
+      return p.ownership.changes.filter((x) => x.kind === 'released' || x.next === null).map((x) => x.proxy);
+    };
+    // Full (two of two) and both draining: the other two, absent, may be busy.
+    expect(drainedWith([busy(a), busy(b)])).toEqual([]);
+    // Room left in the report, or one entry the worker keeps (listed after every draining one): absent
+    // means idle.
+    const others = deleted.slice(1).map((q) => q.name);
+    expect(drainedWith([busy(a)]).sort()).toEqual(others);
+    expect(drainedWith([busy(a), busy(kept.name)]).sort()).toEqual(others);
+  });
+
   it('drains already under way count: a worker at its budget starts no new move until some end', () => {
     // w1 owns all twelve and the balance moves six to w2; three of those already draining, at most three
     // draining: nothing new starts.

@@ -1,7 +1,8 @@
 // When a proxy counts as drained by its owner (contract §4 steps 2–3): the owner's live session has a
 // report that is still within its TTL (controller clock), was made at an epoch ≥ the one at which the
 // proxy left its snapshot, and shows zero active and reserved for the proxy (a report is a complete
-// sparse replacement, so absence means zero). Anything missing or stale means "not drained yet".
+// sparse replacement, so absence means zero — unless it was cut at its limit with only draining proxies in
+// it: reportCut). Anything missing or stale means "not drained yet".
 // One exception: a worker shutting down (`draining: true`, which it never takes back) with nothing in
 // flight at all has drained everything it owns, whatever snapshot it last ACKed — it will not start
 // another request. It stops pulling snapshots when it shuts down, so waiting for a report at the drain's
@@ -19,6 +20,9 @@ export interface DrainInputs {
   report: StoredReport | null;
   now: Date;
   reportTtlMs: number;
+  /** The report was cut at its limit with only draining proxies in it (snapshots/plan-pass.ts): one absent
+   *  from it may be busy, and is not drained yet. */
+  reportCut?: boolean;
 }
 
 export function drainedAt(proxy: string, sinceEpoch: number, x: DrainInputs): boolean {
@@ -30,7 +34,8 @@ export function drainedAt(proxy: string, sinceEpoch: number, x: DrainInputs): bo
   if (now.getTime() - report.receivedAt.getTime() > x.reportTtlMs) return false;
   if (report.epoch < sinceEpoch) return false;
   const c = reportedCount(report.counts, proxy);
-  return !c || (c.active === 0 && c.reserved === 0);
+  if (!c) return !x.reportCut;
+  return c.active === 0 && c.reserved === 0;
 }
 
 /** A shutting-down worker's report with every count zero: nothing it owns is in use, or will be again. */
