@@ -141,10 +141,11 @@ describe('a stored proxy document that does not fit the model', () => {
       timeoutMs: 30_000,
       intervalMs: 200,
     });
-    expect(reconcileLog().find((l) => l.event === 'reconcile.invalid_document_deleted')).toMatchObject({
-      proxy: 'wreck',
-      uid: wreckUid,
-    });
+    // The line follows the delete: on a loaded machine it reaches the log a moment after the document goes.
+    const deleted = await eventually('the deletion log line', () =>
+      reconcileLog().find((l) => l.event === 'reconcile.invalid_document_deleted'),
+    );
+    expect(deleted).toMatchObject({ proxy: 'wreck', uid: wreckUid });
     expect((await call('GET', '/v1/proxies/wreck')).status).toBe(404);
     expect((await call('GET', '/v1/proxies')).body).not.toHaveProperty('skipped');
 
