@@ -5,7 +5,7 @@
 import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { FleetEvent, ProxyDetail, StatusJson } from './fleet-schemas.js';
-import { activeEntries, buildRow, type FleetInputs } from './view-model.js';
+import { activeEntries, buildRow, type FleetInputs, healthOf } from './view-model.js';
 
 // Typed by the schemas /openapi.json publishes (fleet-schemas.ts), as view-model.ts is.
 export type { FleetEvent, ProxyDetail };
@@ -24,7 +24,7 @@ export function recentEvents(p: ProxyResource, inputs: FleetInputs, now: Date): 
       text: `${c.type}=${c.status} (${c.reason})${why}`,
     });
   }
-  const h = inputs.health.get(p.name);
+  const h = healthOf(p, inputs);
   if (h?.transitionAt) {
     const problem = h.egressProblem ? ` (${h.egressProblem})` : '';
     events.push({
@@ -53,7 +53,7 @@ export function recentEvents(p: ProxyResource, inputs: FleetInputs, now: Date): 
 }
 
 export function buildDetail(p: ProxyResource, inputs: FleetInputs, now: Date): ProxyDetail {
-  const h = inputs.health.get(p.name);
+  const h = healthOf(p, inputs);
   return {
     row: buildRow(p, inputs, now),
     spec: p.spec,

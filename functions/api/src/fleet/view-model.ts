@@ -1,6 +1,7 @@
 // What the fleet page, its SSE stream and `proxyplane fleet watch` show: one row per proxy, built purely
 // from the documents the plane already writes (proxies, health, leaseState, cooldowns, ownership, jobRuns)
 // and the time. No field here is new state: "recent events" are derived from timestamps already stored.
+import { healthInstanceKey } from '../../../../shared/src/domain/health/instance-key.js';
 import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
 import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/leases/instance.js';
@@ -49,8 +50,25 @@ export function activeCooldowns(all: readonly Cooldown[], proxy: ProxyInstance, 
   return cooldownsOf(all, proxy).filter((c) => c.until.getTime() > now.getTime());
 }
 
-export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): FleetRow {
+/**
+ * The proxy's health state when it is about the instance its status describes, as reconcile reads it
+ * (reconcile/conditions.ts verdictFor); undefined otherwise. `health/{name}` is keyed by name: during a
+ * managed replacement (no running instance, key '') or after an external proxy was deleted and created
+ * again under its name, the stored state is the previous instance's — its tiers, verdict, latency and
+ * history say nothing of this one.
+ */
+export function healthOf(
+  p: ProxyResource,
+  inputs: Pick<FleetInputs, 'health'>,
+): ProxyHealthState | undefined {
   const h = inputs.health.get(p.name);
+  if (!h) return undefined;
+  const key = healthInstanceKey(p);
+  return key !== '' && h.instance === key ? h : undefined;
+}
+
+export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): FleetRow {
+  const h = healthOf(p, inputs);
   const healthy = p.status.conditions.find((c) => c.type === 'Healthy');
   const times = [
     p.createdAt,

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { healthInstanceKey } from '../../../../shared/src/domain/health/instance-key.js';
+import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { buildDetail, recentEvents } from './detail.js';
 import { InMemoryFleetFeed } from './feed.js';
 import { rowHtml } from './page.js';
 import { sparkPoints } from './sparkline.js';
-import { ago, managed, NOW, twoProxies } from './testing/fleet-fixtures.js';
+import { ago, managed, NOW, populatedFleet, twoProxies } from './testing/fleet-fixtures.js';
 import { buildFleetView, UNREADABLE_STATE } from './view-model.js';
 
 const inputs = () => twoProxies().inputs();
@@ -116,6 +118,71 @@ describe('a proxy created again under a deleted one’s name', () => {
     expect(row?.cooldowns.map((c) => c.target)).toEqual(['mine.example', 'legacy.example']);
     const events = recentEvents(p, f.inputs(), NOW).filter((e) => e.kind === 'cooldown');
     expect(events.map((e) => e.text.split(' ')[2])).toEqual(['mine.example', 'legacy.example']);
+  });
+});
+
+describe('the health of a replaced or re-created proxy', () => {
+  // health/{name} is keyed by name: the state stored is the previous instance's until the probe files one
+  // about this instance. Reconcile reads it only when its instance is the proxy's (conditions.ts
+  // verdictFor); the page shows it on the same terms — not the dead VM's tiers, latency and history.
+  const withStatus = (p: ProxyResource, status: Partial<ProxyResource['status']>): ProxyResource => ({
+    ...p,
+    status: { ...p.status, ...status },
+  });
+  const notShown = (f: InMemoryFleetFeed, p: ProxyResource) => {
+    f.proxies.set(p.name, p);
+    const row = buildFleetView(f.inputs(), NOW).rows.find((r) => r.name === p.name);
+    expect(row).toMatchObject({ verdict: null, tiers: {}, egressProblem: null, latencyHistory: [] });
+    const detail = buildDetail(p, f.inputs(), NOW);
+    expect(detail.health).toBeNull();
+    expect(detail.events.filter((e) => e.kind === 'health' || e.kind === 'latency')).toEqual([]);
+    return row!;
+  };
+
+  it('a managed one being replaced (Provisioning, no running instance) shows none of the old VM’s', () => {
+    const f = twoProxies();
+    const a = f.proxies.get('a')!;
+    const replacing = withStatus(a, {
+      phase: 'Provisioning',
+      latencyMillis: null,
+      conditions: [
+        {
+          type: 'Provisioned',
+          status: 'False',
+          reason: 'Provisioning',
+          message: 'replacing',
+          lastTransitionTime: ago(20),
+          observedGeneration: 2,
+        },
+      ],
+    });
+    expect(healthInstanceKey(replacing)).toBe('');
+    expect(notShown(f, replacing).latencyMillis).toBeNull(); // not the health document's 40 ms either
+  });
+
+  it('a managed one whose new instance runs shows none of the old one’s until the probe files its own', () => {
+    const f = twoProxies();
+    const a = f.proxies.get('a')!;
+    const renewed = withStatus(a, {
+      conditions: a.status.conditions.map((c) =>
+        c.type === 'Provisioned' ? { ...c, lastTransitionTime: ago(30) } : c,
+      ),
+    });
+    notShown(f, renewed);
+  });
+
+  it('an external one deleted and created again under its name shows none of the deleted one’s', () => {
+    const f = populatedFleet();
+    const c = f.proxies.get('c')!;
+    const again = { ...c, uid: '00000000-0000-4000-8000-00000000beef' };
+    notShown(f, again);
+  });
+
+  it('its own is shown', () => {
+    const f = twoProxies();
+    const a = f.proxies.get('a')!;
+    expect(buildDetail(a, f.inputs(), NOW).health?.verdict).toBe('SUSPECT');
+    expect(buildFleetView(f.inputs(), NOW).rows[0]).toMatchObject({ name: 'a', verdict: 'SUSPECT' });
   });
 });
 

@@ -1,6 +1,7 @@
 // Fleets for the fleet page's tests: the two managed proxies view-model.unit.test.ts reads (a lease, an
 // ended one, cooldowns, a gateway owner), and a populated fleet around them with a proxy in every phase,
 // an external SOCKS5 one, a draining owner, a TARGET track and job runs — for tests of the JSON as a whole.
+import { healthInstanceKey } from '../../../../../shared/src/domain/health/instance-key.js';
 import { emptyStatus, type ProxyResource } from '../../../../../shared/src/domain/proxy.js';
 import { InMemoryFleetFeed } from '../feed.js';
 
@@ -63,10 +64,12 @@ export const managed = (name: string): ProxyResource => ({
 export function twoProxies(f = new InMemoryFleetFeed()): InMemoryFleetFeed {
   const b = managed('b');
   f.proxies.set('b', { ...b, status: { ...b.status, unreachableRoutes: ['shop'] } });
-  f.proxies.set('a', managed('a'));
+  const a = managed('a');
+  // Running (a providerId, Provisioned=True): its health state is about this instance, as the probe keys it.
+  f.proxies.set('a', { ...a, status: { ...a.status, providerId: 'us-central1-a/pp-a' } });
   f.health.set('a', {
     proxy: 'a',
-    instance: 'i',
+    instance: healthInstanceKey(f.proxies.get('a')!),
     tracks: {
       BASIC: { verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 },
       EGRESS: { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 },
@@ -157,7 +160,7 @@ export function populatedFleet(): InMemoryFleetFeed {
   });
   f.health.set('c', {
     proxy: 'c',
-    instance: '203.0.113.7:1080',
+    instance: healthInstanceKey(f.proxies.get('c')!),
     tracks: {
       BASIC: { verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 },
       EGRESS: { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 },
