@@ -4,7 +4,11 @@
 // than the bound is taken over.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import {
+  FirestoreReplacementSlots,
+  REPLACEMENT_SLOTS_DOC,
+} from '../../shared/src/adapters/firestore/replacement-slots.js';
 import { ManualClock, systemClock } from '../../shared/src/ports/clock.js';
 import { testProjectId } from '../support/emulators.js';
 import { failNextCommitAfterLanding } from '../support/replayed-commit-firestore.js';
@@ -130,5 +134,27 @@ describe('FirestoreReplacementSlots', () => {
     // A slot freed meanwhile is not taken again by a restamp.
     expect(await b!.restamp(holder(1), 'vm-1@T3')).toBe(false);
     expect(await a!.list()).toEqual([]);
+  });
+
+  it("keeps on each slot the fields a newer revision stored, across this one's rewrite (a rolling deploy)", async () => {
+    // Rolling audit: a revision before `replacing` rewrote the document without it, and the old instance's
+    // Healthy verdict then freed a slot whose replacement still ran (one more past the cap).
+    const projectId = testProjectId('demo-slots');
+    const db = new Firestore({ projectId });
+    clients.push(db);
+    const slots = new FirestoreReplacementSlots(db, { limit: 5, clock: systemClock });
+    expect(await slots.take(holder(1), { replacing: 'vm-1@T0' })).toEqual({ granted: true });
+    const ref = db.collection(Collections.replacements).doc(REPLACEMENT_SLOTS_DOC);
+    const stored = (await ref.get()).get('slots') as Array<Record<string, unknown>>;
+    await ref.set({ slots: stored.map((s) => ({ ...s, futureField: 'x' })) });
+    expect(await slots.take(holder(2))).toEqual({ granted: true });
+    const after = (await ref.get()).get('slots') as Array<Record<string, unknown>>;
+    expect(after.find((s) => s.proxy === 'p1')).toMatchObject({ futureField: 'x', replacing: 'vm-1@T0' });
+    expect(after.find((s) => s.proxy === 'p2')).not.toHaveProperty('futureField');
+    // A field this revision knows is written as it decides, whatever was stored.
+    expect(await slots.restamp(holder(1), 'vm-1@T1')).toBe(true);
+    expect((await ref.get()).get('slots')[0]).toMatchObject({ futureField: 'x', replacing: 'vm-1@T1' });
+    expect(await slots.release(holder(1), 'vm-1@T0')).toBe(true);
+    expect((await ref.get()).get('slots')).toEqual([expect.not.objectContaining({ futureField: 'x' })]);
   });
 });

@@ -82,8 +82,11 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
       const snap = await tx.get(this.ref());
       const { result, next } = decide(slotsOf(snap.data()));
       if (next) {
+        const unknown = unknownFieldsOf(snap.data());
         tx.set(this.ref(), {
           slots: next.map((s) => ({
+            // Fields a newer revision stores that this one does not know, kept on the slot they belong to.
+            ...unknown.get(slotKey(s)),
             proxy: s.proxy,
             uid: s.uid,
             takenAt: Timestamp.fromDate(s.takenAt),
@@ -100,6 +103,33 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
   async list(): Promise<ReplacementSlot[]> {
     return slotsOf((await this.ref().get()).data());
   }
+}
+
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(['proxy', 'uid', 'takenAt', 'takeId', 'replacing']);
+
+/** One slot as taken: a slot taken again (a new takenAt) is another, and keeps nothing of the last. */
+const slotKey = (s: Pick<ReplacementSlot, 'proxy' | 'uid' | 'takenAt'>): string =>
+  `${s.proxy}\u0000${s.uid}\u0000${s.takenAt.getTime()}`;
+
+/**
+ * Per stored slot, the fields this revision does not know. The document is rewritten whole, and during a
+ * rolling deploy an older revision's write dropped what a newer one had stored — `replacing` (which
+ * instance a slot's replacement replaces) and `takeId` went that way, the slot then freed by the old
+ * instance's Healthy verdict while its replacement still ran (docs/deploy.md § Upgrading).
+ */
+function unknownFieldsOf(data: DocumentData | undefined): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const raw: unknown = data?.slots;
+  if (!Array.isArray(raw)) return out;
+  for (const entry of raw) {
+    const parsed = StoredSlot.safeParse(entry);
+    if (!parsed.success) continue;
+    const extra = Object.fromEntries(
+      Object.entries(entry as Record<string, unknown>).filter(([k]) => !KNOWN_FIELDS.has(k)),
+    );
+    if (Object.keys(extra).length > 0) out.set(slotKey(parsed.data), extra);
+  }
+  return out;
 }
 
 const StoredSlot = z.object({
