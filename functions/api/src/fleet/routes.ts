@@ -154,6 +154,21 @@ export function fleetApp(deps: FleetDeps) {
   };
   let streams = 0;
 
+  // Where the platform keeps request URLs whole in its log (Cloud Run), a `?token=` is refused on every
+  // route of the page, before any of them: the assets and /fleet/login answered one 200 while /fleet
+  // refused it, and the token sat in Cloud Logging all the same. Not checked either: whatever it is, it is
+  // in the platform's request log now.
+  if (deps.tokenInUrl === false) {
+    app.use('*', async (c, next) => {
+      if (c.req.query('token') === undefined) return next();
+      return refuseTokenInUrl(
+        c,
+        400,
+        'invalid_request',
+        'A token in the address is refused here: the platform keeps request URLs in its request log (rotate a token that was sent in an address).',
+      );
+    });
+  }
   const asset = (body: string, type: string) => () =>
     new Response(body, { headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=300' } });
   app.get('/assets/fleet.js', asset(FLEET_JS, 'text/javascript; charset=utf-8'));
@@ -183,16 +198,7 @@ export function fleetApp(deps: FleetDeps) {
   // `?token=` once: checked, kept in the cookie, and dropped from the address bar (and history) at once.
   app.use('*', async (c, next) => {
     const token = c.req.query('token');
-    if (token === undefined || c.req.method !== 'GET') return next();
-    if (deps.tokenInUrl === false) {
-      // Not checked either: whatever it is, it is in the platform's request log now.
-      return refuseTokenInUrl(
-        c,
-        400,
-        'invalid_request',
-        'A token in the address is refused here: the platform keeps request URLs in its request log (rotate a token that was sent in an address).',
-      );
-    }
+    if (token === undefined || c.req.method !== 'GET') return next(); // refused above where URLs are logged
     // A link on another site carrying its own token would sign the admin in as that token (login CSRF), as
     // a cross-site POST /fleet/login would: refused the same way, before the token is checked. A link opened
     // from the terminal (`npm start` prints one) or typed is Sec-Fetch-Site: none, and served. On plain http

@@ -137,6 +137,29 @@ describe('the fleet page', () => {
     ).toBe(200);
   });
 
+  it('refuses ?token= on Cloud Run on the login form and the assets too, not only on the page', async () => {
+    // They answered 200, and the token was in Cloud Logging all the same (docs/cli.md says it is refused).
+    const { app } = harness({ fleet: new InMemoryFleetFeed(), fleetTokenInUrl: false });
+    for (const path of ['/fleet/login', '/fleet/assets/fleet.js', '/fleet/assets/fleet.css']) {
+      const res = await app.request(`${path}?token=${ADMIN_TOKEN}`, { headers: { accept: 'text/html' } });
+      expect(res.status, path).toBe(400);
+      expect(res.headers.get('set-cookie')).toBeNull();
+      const html = await res.text();
+      expect(html).toMatch(/request log/);
+      expect(html).not.toContain(ADMIN_TOKEN);
+    }
+    const post = await app.request(`/fleet/login?token=${ADMIN_TOKEN}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+    });
+    expect(post.status).toBe(400);
+    expect(post.headers.get('set-cookie')).toBeNull();
+    // Without a token in the address they are served as before.
+    expect((await app.request('/fleet/login')).status).toBe(200);
+    expect((await app.request('/fleet/assets/fleet.js')).status).toBe(200);
+  });
+
   // A JSON client (`fleet watch`, a script) is answered by Accept like every other refusal of the page.
   it.each([
     ['no Accept', {}],
