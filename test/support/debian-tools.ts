@@ -5,7 +5,7 @@
 // waits for that install (bounded) at import, and skips with the reason only where apt cannot help: not
 // root, no apt-get, or the install failed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,9 +66,41 @@ export function startToolInstall(): Promise<void> {
     // The package lists of a fresh machine may be missing or stale; an update failing (offline) still
     // leaves whatever lists there are to install from.
     await apt(['update'], 300_000);
-    const code = await apt(['install', '--no-install-recommends', ...packages], 600_000);
+    const code = await withServicesHeld(() =>
+      apt(['install', '--no-install-recommends', ...packages], 600_000),
+    );
     done(code === 0 ? null : `apt-get install ${packages.join(' ')} failed (status ${code})`);
   })();
+}
+
+/**
+ * Runs `install` with Debian's service starts refused: a package's maintainer scripts start (and enable)
+ * its service — squid's on 0.0.0.0:3128, which took the emulated VMs' proxy port on every 127.x.y.z, so
+ * `npm start` after `npm test` refused to start, and kept doing so after a reboot. The tests need the
+ * binaries only. A policy-rc.d answering 101 ("action forbidden") for the install's length stops both
+ * invoke-rc.d and deb-systemd-invoke; one already in place is the machine's own, and is left alone.
+ */
+export async function withServicesHeld<T>(
+  install: () => Promise<T>,
+  policy = '/usr/sbin/policy-rc.d',
+): Promise<T> {
+  if (existsSync(policy)) return install();
+  try {
+    writeFileSync(
+      policy,
+      "#!/bin/sh\n# written by proxyplane's test setup for one apt-get install\nexit 101\n",
+      {
+        mode: 0o755,
+      },
+    );
+  } catch {
+    return install(); // not writable: installed as before
+  }
+  try {
+    return await install();
+  } finally {
+    rmSync(policy, { force: true });
+  }
 }
 
 /**
