@@ -114,7 +114,7 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
 }
 
 export function readLocalState(env: CliEnv): { env?: Record<string, string> } | null {
-  const dir = env.PROXYPLANE_STATE_DIR ?? '.local-plane';
+  const dir = env.PROXYPLANE_STATE_DIR || '.local-plane'; // empty is unset, as npm start reads it
   const file = join(isAbsolute(dir) ? dir : join(repoRoot, dir), 'state.json');
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as { env?: Record<string, string> };

@@ -71,7 +71,8 @@ export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = 
     );
   }
   const portOffset = portOffsetFrom(env);
-  const stateDir = env.PROXYPLANE_STATE_DIR ?? '.local-plane';
+  // Empty is unset: '' resolved to the checkout itself, where a start deletes logs/ and writes tokens.
+  const stateDir = env.PROXYPLANE_STATE_DIR || '.local-plane';
   return {
     projectId: env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane',
     portOffset,

@@ -24,6 +24,8 @@ describe('parsePlaneOptions', () => {
     [['--speed=100'], {}, { speed: 100 }],
     [[], { PROXYPLANE_PORT_OFFSET: '1000' }, { portOffset: 1000 }],
     [[], { PROXYPLANE_STATE_DIR: '/tmp/x' }, { stateDir: '/tmp/x' }],
+    // Empty is unset: '' was the checkout itself (logs/ deleted at each start, tokens written into it).
+    [[], { PROXYPLANE_STATE_DIR: '' }, { stateDir: `${repoRoot}.local-plane` }],
     [[], { GOOGLE_CLOUD_PROJECT: 'demo-other' }, { projectId: 'demo-other' }],
     [['-h'], {}, { help: true }],
   ])('%j with %j → %j', (argv, env, expected) => {
