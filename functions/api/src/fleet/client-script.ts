@@ -158,7 +158,12 @@ export const FLEET_JS = String.raw`
   }
   function showDetail(name) {
     fetch('/fleet/api/proxies/' + encodeURIComponent(name), { credentials: 'same-origin', headers: { accept: 'application/json' } })
-      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (res) {
+        // The open proxy was deleted: its panel closes, rather than keep stale content and fetch it again
+        // on every live update.
+        if (res.status === 404 && openName === name) { openName = null; detail.hidden = true; }
+        return res.ok ? res.json() : null;
+      })
       .then(function (d) {
         if (!d || openName !== name) return;
         detail.replaceChildren();

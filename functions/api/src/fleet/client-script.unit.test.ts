@@ -16,7 +16,7 @@ class FakeEventSource {
   onerror: (() => void) | null = null;
   onopen: (() => void) | null = null;
   constructor(readonly url: string) {}
-  addEventListener() {}
+  addEventListener(_type: string, _fn: (ev: { data: string }) => void) {}
   close() {
     this.readyState = CLOSED;
   }
@@ -151,5 +151,136 @@ describe('FLEET_JS after its event stream is refused', () => {
     await new Promise((r) => setImmediate(r));
     expect(p.fetches).toHaveLength(0);
     expect(p.live).toEqual({ state: 'reconnecting', text: 'reconnecting\u2026' });
+  });
+});
+
+/** A DOM element as far as the script's rendering uses it: text, class, attributes, children, listeners. */
+class FakeElement {
+  className = '';
+  textContent = '';
+  title = '';
+  href = '';
+  colSpan = 0;
+  hidden = true;
+  readonly attributes = new Map<string, string>();
+  readonly childNodes: unknown[] = [];
+  readonly listeners = new Map<string, (ev: unknown) => void>();
+  constructor(readonly tagName = 'div') {}
+  setAttribute(name: string, value: unknown) {
+    this.attributes.set(name, String(value));
+  }
+  getAttribute(name: string) {
+    return this.attributes.get(name) ?? null;
+  }
+  appendChild(c: unknown) {
+    this.childNodes.push(c);
+    return c;
+  }
+  replaceChildren(...c: unknown[]) {
+    this.childNodes.splice(0, this.childNodes.length, ...c);
+  }
+  addEventListener(type: string, fn: (ev: unknown) => void) {
+    this.listeners.set(type, fn);
+  }
+  querySelectorAll() {
+    return [];
+  }
+}
+
+/** Runs the script with a fake DOM; `answer` answers each fetch of a proxy's detail (status, body). */
+function pageWithDom(answer: (url: string) => { status: number; body?: unknown }) {
+  const elements = new Map<string, FakeElement>();
+  const byId = (id: string) => {
+    if (!elements.has(id)) elements.set(id, new FakeElement());
+    return elements.get(id)!;
+  };
+  let onFleet: ((ev: { data: string }) => void) | undefined;
+  const fetches: string[] = [];
+  const sandbox: Record<string, unknown> = {
+    document: {
+      getElementById: byId,
+      addEventListener() {},
+      createElement: (tag: string) => new FakeElement(tag),
+      createElementNS: (_ns: string, tag: string) => new FakeElement(tag),
+      createTextNode: (text: string) => ({ text }),
+      createDocumentFragment: () => new FakeElement('#fragment'),
+    },
+    EventSource: class extends FakeEventSource {
+      override addEventListener(type: string, fn: (ev: { data: string }) => void) {
+        if (type === 'fleet') onFleet = fn;
+      }
+    },
+    fetch: (url: string) => {
+      fetches.push(url);
+      const { status, body } = answer(url);
+      return Promise.resolve({
+        status,
+        ok: status >= 200 && status < 300,
+        json: () => Promise.resolve(body),
+        headers: { get: () => null },
+      });
+    },
+    setTimeout: () => {},
+    setInterval: () => {},
+    location: { href: '/fleet' },
+  };
+  sandbox.window = sandbox;
+  runInNewContext(FLEET_JS, sandbox);
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+  /** A click on the row of `name`: opens its detail. */
+  const open = async (name: string) => {
+    const tr = new FakeElement('tr');
+    tr.setAttribute('data-name', name);
+    byId('fleet-body').listeners.get('click')!({ target: { closest: () => tr }, preventDefault() {} });
+    await settle();
+  };
+  /** A live update of the table (an SSE "fleet" event). */
+  const update = async () => {
+    onFleet!({
+      data: JSON.stringify({ generatedAt: '2026-02-01T12:00:00Z', rows: [], phases: {}, jobs: [] }),
+    });
+    await settle();
+  };
+  return { detail: byId('detail'), fetches, open, update };
+}
+
+describe('FLEET_JS with a proxy’s detail open', () => {
+  const DETAIL = {
+    row: { name: 'p-1', phase: 'Ready', mode: 'managed', location: 'us-central1-a' },
+    uid: 'u',
+    generation: 1,
+    events: [],
+    leases: [],
+    health: null,
+    spec: {},
+    status: {},
+  };
+
+  it('closes the panel when the proxy is gone (404), and live updates stop fetching it', async () => {
+    let deleted = false;
+    const p = pageWithDom(() => (deleted ? { status: 404 } : { status: 200, body: DETAIL }));
+    await p.open('p-1');
+    expect(p.detail.hidden).toBe(false);
+    expect(p.fetches).toEqual(['/fleet/api/proxies/p-1']);
+    await p.update();
+    expect(p.fetches).toHaveLength(2); // open: refetched on each live update
+    deleted = true;
+    await p.update();
+    expect(p.fetches).toHaveLength(3);
+    expect(p.detail.hidden).toBe(true);
+    await p.update();
+    await p.update();
+    expect(p.fetches).toHaveLength(3);
+  });
+
+  it('keeps it open on another refusal (a 503 while the views load): the next update retries', async () => {
+    let status = 200;
+    const p = pageWithDom(() => ({ status, body: DETAIL }));
+    await p.open('p-1');
+    status = 503;
+    await p.update();
+    expect(p.detail.hidden).toBe(false);
+    await p.update();
+    expect(p.fetches).toHaveLength(3);
   });
 });
