@@ -5,7 +5,7 @@
 // waits for that install (bounded) at import, and skips with the reason only where apt cannot help: not
 // root, no apt-get, or the install failed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,41 +66,31 @@ export function startToolInstall(): Promise<void> {
     // The package lists of a fresh machine may be missing or stale; an update failing (offline) still
     // leaves whatever lists there are to install from.
     await apt(['update'], 300_000);
-    const code = await withServicesHeld(() =>
-      apt(['install', '--no-install-recommends', ...packages], 600_000),
-    );
+    const code = await apt(['install', '--no-install-recommends', ...packages], 600_000);
+    servicesOff(packages);
     done(code === 0 ? null : `apt-get install ${packages.join(' ')} failed (status ${code})`);
   })();
 }
 
+/** A command the install's cleanup runs (spawnSync's shape, so a test can record them instead). */
+export type Run = (cmd: string, args: string[]) => unknown;
+const runQuietly: Run = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore', timeout: 60_000 });
+
 /**
- * Runs `install` with Debian's service starts refused: a package's maintainer scripts start (and enable)
- * its service — squid's on 0.0.0.0:3128, which took the emulated VMs' proxy port on every 127.x.y.z, so
- * `npm start` after `npm test` refused to start, and kept doing so after a reboot. The tests need the
- * binaries only. A policy-rc.d answering 101 ("action forbidden") for the install's length stops both
- * invoke-rc.d and deb-systemd-invoke; one already in place is the machine's own, and is left alone.
+ * After an install of `packages`, the services it started and enabled are stopped and disabled: Debian's
+ * squid postinst starts squid on 0.0.0.0:3128 and enables it, which took the emulated VMs' proxy port on
+ * every 127.x.y.z — `npm start` after `npm test` refused to start, after every reboot too. The tests need
+ * the binary only, and the package was not on the machine before this install, so its service is not the
+ * machine's own. Best effort, each tool where it exists: systemd (running or not: deb-systemd-helper
+ * disables for the next boot), then sysvinit. A run killed mid-install leaves what Debian left — a
+ * running squid, which `npm start` names with the command to stop it — and nothing else.
  */
-export async function withServicesHeld<T>(
-  install: () => Promise<T>,
-  policy = '/usr/sbin/policy-rc.d',
-): Promise<T> {
-  if (existsSync(policy)) return install();
-  try {
-    writeFileSync(
-      policy,
-      "#!/bin/sh\n# written by proxyplane's test setup for one apt-get install\nexit 101\n",
-      {
-        mode: 0o755,
-      },
-    );
-  } catch {
-    return install(); // not writable: installed as before
-  }
-  try {
-    return await install();
-  } finally {
-    rmSync(policy, { force: true });
-  }
+export function servicesOff(packages: readonly string[], run: Run = runQuietly): void {
+  if (!packages.includes('squid')) return;
+  run('systemctl', ['disable', '--now', 'squid.service']);
+  run('deb-systemd-helper', ['disable', 'squid.service']);
+  run('update-rc.d', ['squid', 'disable']);
+  run('invoke-rc.d', ['squid', 'stop']);
 }
 
 /**
