@@ -1,6 +1,7 @@
 // The browser script of the fleet page (served as /fleet/assets/fleet.js). Plain ES5-level DOM code, no
 // framework: it renders with textContent only, so no value from the API can become markup.
 // It lives in a .ts module so that the deploy build, which copies tsc output, ships it too.
+import { SUSPECT_REASONS } from '../../../../shared/src/domain/health/verdict-reason.js';
 import { CORDONED_TITLE, UNREADABLE_STATE_TITLE } from './view-model.js';
 
 export const FLEET_JS = String.raw`
@@ -16,6 +17,7 @@ export const FLEET_JS = String.raw`
   var openName = null;
   var COLS = 11;
   var SW = 80, SH = 18;
+  var SUSPECT_REASONS = ${JSON.stringify([...SUSPECT_REASONS])};
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -86,8 +88,14 @@ export const FLEET_JS = String.raw`
       cordon.title = ${JSON.stringify(CORDONED_TITLE)};
     }
     cell(tr, 'phase', badge(r.phase), r.deleting && r.phase !== 'Deleting' ? el('span', 'muted', 'deleting') : null, cordon);
-    var healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
-    cell(tr, 'healthy', badge(healthy, healthy === 'yes' ? 'ok' : 'bad'));
+    // As page.ts renders it (view-model.ts healthyCell): suspect for a SUSPECT verdict, the reason as title.
+    var healthy = null;
+    if (r.healthy !== null) {
+      var suspect = r.healthy && SUSPECT_REASONS.indexOf(r.healthyReason) >= 0;
+      healthy = r.healthy ? (suspect ? badge('suspect') : badge('yes', 'ok')) : badge('no', 'bad');
+      if (r.healthyReason) healthy.title = r.healthyReason;
+    } else healthy = badge(null);
+    cell(tr, 'healthy', healthy);
     cell(tr, 'basic', badge(r.tiers.BASIC === undefined ? null : r.tiers.BASIC));
     cell(tr, 'egress', badge(r.tiers.EGRESS === undefined ? null : r.tiers.EGRESS), r.egressProblem ? el('span', 'muted', r.egressProblem) : null);
     cell(tr, 'latency', el('span', 'num', r.latencyMillis === null ? '\u2013' : r.latencyMillis + ' ms'), spark(r.latencyHistory));

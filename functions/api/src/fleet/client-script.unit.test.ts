@@ -4,6 +4,9 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { FLEET_JS } from './client-script.js';
+import { rowHtml } from './page.js';
+import { NOW, twoProxies } from './testing/fleet-fixtures.js';
+import { buildFleetView } from './view-model.js';
 
 const CONNECTING = 0;
 const CLOSED = 2;
@@ -235,13 +238,13 @@ function pageWithDom(answer: (url: string) => { status: number; body?: unknown }
     await settle();
   };
   /** A live update of the table (an SSE "fleet" event). */
-  const update = async () => {
-    onFleet!({
-      data: JSON.stringify({ generatedAt: '2026-02-01T12:00:00Z', rows: [], phases: {}, jobs: [] }),
-    });
+  const update = async (rows: unknown[] = []) => {
+    onFleet!({ data: JSON.stringify({ generatedAt: '2026-02-01T12:00:00Z', rows, phases: {}, jobs: [] }) });
     await settle();
   };
-  return { detail: byId('detail'), fetches, open, update };
+  /** The rendered rows: the table body's fragment's children. */
+  const rows = () => (byId('fleet-body').childNodes[0] as FakeElement).childNodes as FakeElement[];
+  return { detail: byId('detail'), fetches, open, update, rows };
 }
 
 describe('FLEET_JS with a proxy’s detail open', () => {
@@ -282,5 +285,38 @@ describe('FLEET_JS with a proxy’s detail open', () => {
     expect(p.detail.hidden).toBe(false);
     await p.update();
     expect(p.fetches).toHaveLength(3);
+  });
+});
+
+describe('FLEET_JS renders the Healthy cell as the server does (page.ts rowHtml)', () => {
+  // The page is rendered twice: by the server on load, then by this script on every live update. A
+  // SUSPECT verdict (Healthy=True, ProbeSuspect/PassiveSuspect) must read `suspect` in both, never `yes`.
+  it.each([
+    ['True', 'PassiveSuspect'],
+    ['True', 'ProbeSuspect'],
+    ['True', 'ProbeSucceeded'],
+    ['False', 'PassiveFailures'],
+    ['False', 'ProbeFailed'],
+  ] as const)('Healthy=%s (%s)', async (status, reason) => {
+    const f = twoProxies();
+    const a = f.proxies.get('a')!;
+    const conditions = a.status.conditions.map((c) => (c.type === 'Healthy' ? { ...c, status, reason } : c));
+    f.proxies.set('a', { ...a, status: { ...a.status, conditions } });
+    const row = buildFleetView(f.inputs(), NOW).rows[0]!;
+    const server = rowHtml(row, NOW).match(
+      /<td data-col="healthy"><span class="([^"]*)" title="([^"]*)">([^<]*)<\/span><\/td>/,
+    );
+    const p = pageWithDom(() => ({ status: 404 }));
+    await p.update([row]);
+    const td = p
+      .rows()[0]!
+      .childNodes.find((c) => (c as FakeElement).getAttribute?.('data-col') === 'healthy') as FakeElement;
+    const badge = td.childNodes[0] as FakeElement;
+    expect([badge.className, badge.title, badge.textContent]).toEqual([
+      server?.[1],
+      server?.[2],
+      server?.[3],
+    ]);
+    expect(badge.textContent).toBe(reason.endsWith('Suspect') ? 'suspect' : status === 'True' ? 'yes' : 'no');
   });
 });

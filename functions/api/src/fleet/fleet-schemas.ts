@@ -43,6 +43,10 @@ export const FleetRow = z
     healthy: z.boolean().nullable().openapi({
       description: 'The Healthy condition as reconcile last folded it into status; null: no such condition',
     }),
+    healthyReason: z.string().optional().openapi({
+      description:
+        "The Healthy condition's reason (absent with the condition): ProbeSuspect or PassiveSuspect is a SUSPECT verdict — still Healthy, ranked below the AVAILABLE proxies — which the page shows as `suspect`",
+    }),
     verdict: Verdict.nullable().openapi({ description: "The probe's proxy-level verdict; null: none yet" }),
     tiers: Tracks.openapi({
       description: 'The verdict of each health track (BASIC, EGRESS, TARGET:<route>)',

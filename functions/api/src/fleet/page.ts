@@ -3,7 +3,13 @@
 import type { ProxyDetail } from './detail.js';
 import { esc } from './escape.js';
 import { sparkline } from './sparkline.js';
-import { CORDONED_TITLE, type FleetRow, type FleetView, UNREADABLE_STATE_TITLE } from './view-model.js';
+import {
+  CORDONED_TITLE,
+  type FleetRow,
+  type FleetView,
+  healthyCell,
+  UNREADABLE_STATE_TITLE,
+} from './view-model.js';
 
 function layout(title: string, body: string, script = true): string {
   return `<!doctype html>
@@ -52,11 +58,14 @@ export function rowHtml(r: FleetRow, now: Date): string {
   const notFor = r.unreachableRoutes.length
     ? ` <span class="muted" title="target check fails through it: left out of these routes (unless it fails through every proxy of the route: fail open)">not for ${esc(r.unreachableRoutes.join(', '))}</span>`
     : '';
-  const healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
+  const h = healthyCell(r);
+  const healthy = h
+    ? `<span class="badge b-${h.cls}"${h.title ? ` title="${esc(h.title)}"` : ''}>${h.text}</span>`
+    : badge(null);
   return `<tr data-name="${esc(r.name)}" data-phase="${esc(r.phase)}">
 <td data-col="name"><a href="/fleet/proxies/${encodeURIComponent(r.name)}">${esc(r.name)}</a> <span class="muted">${esc(r.mode)}</span></td>
 <td data-col="phase">${badge(r.phase)}${r.deleting && r.phase !== 'Deleting' ? ' <span class="muted">deleting</span>' : ''}${r.cordoned ? ` <span class="muted" title="${esc(CORDONED_TITLE)}">cordoned</span>` : ''}</td>
-<td data-col="healthy">${badge(healthy, healthy === 'yes' ? 'ok' : 'bad')}</td>
+<td data-col="healthy">${healthy}</td>
 <td data-col="basic">${badge(r.tiers.BASIC ?? null)}</td>
 <td data-col="egress">${badge(r.tiers.EGRESS ?? null)}${r.egressProblem ? ` <span class="muted">${esc(r.egressProblem)}</span>` : ''}</td>
 <td data-col="latency"><span class="num">${r.latencyMillis === null ? '–' : `${esc(r.latencyMillis)} ms`}</span> ${sparkline(r.latencyHistory)}</td>

@@ -3,6 +3,7 @@
 // and the time. No field here is new state: "recent events" are derived from timestamps already stored.
 import { healthInstanceKey } from '../../../../shared/src/domain/health/instance-key.js';
 import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
+import { SUSPECT_REASONS } from '../../../../shared/src/domain/health/verdict-reason.js';
 import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/leases/instance.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
@@ -19,6 +20,24 @@ export const UNREADABLE_STATE = 'unreadable';
 /** What the fleet page says of such a proxy (the server-rendered row and the script's, one text). */
 export const UNREADABLE_STATE_TITLE =
   'its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted';
+
+/**
+ * The Healthy cell of the page (the server-rendered row and the script's, one rule): `suspect` for a
+ * SUSPECT verdict (Healthy=True, a reason in SUSPECT_REASONS: the gateways or the probe see failures), else
+ * `yes` / `no`; the condition's reason is its title. null: no Healthy condition.
+ */
+export function healthyCell(r: Pick<FleetRow, 'healthy' | 'healthyReason'>): {
+  text: 'yes' | 'suspect' | 'no';
+  cls: 'ok' | 'suspect' | 'bad';
+  title: string;
+} | null {
+  if (r.healthy === null) return null;
+  const title = r.healthyReason ?? '';
+  if (!r.healthy) return { text: 'no', cls: 'bad', title };
+  return SUSPECT_REASONS.has(title)
+    ? { text: 'suspect', cls: 'suspect', title }
+    : { text: 'yes', cls: 'ok', title };
+}
 
 /** What the fleet page says of a cordoned proxy (the server-rendered row and the script's, one text). */
 export const CORDONED_TITLE =
@@ -91,6 +110,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     ...(isCordoned(p) ? { cordoned: true as const } : {}),
     ip: p.status.ip,
     healthy: healthy ? healthy.status === 'True' : null,
+    ...(healthy ? { healthyReason: healthy.reason } : {}),
     verdict: h?.verdict ?? null,
     tiers,
     egressProblem: h?.egressProblem ?? null,

@@ -3,8 +3,10 @@ import { healthInstanceKey } from '../../../../shared/src/domain/health/instance
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { buildDetail, recentEvents } from './detail.js';
 import { InMemoryFleetFeed } from './feed.js';
+import type { FleetRow } from './fleet-schemas.js';
 import { rowHtml } from './page.js';
 import { sparkPoints } from './sparkline.js';
+import { FLEET_CSS } from './styles.js';
 import { ago, managed, NOW, populatedFleet, twoProxies } from './testing/fleet-fixtures.js';
 import { buildFleetView, UNREADABLE_STATE } from './view-model.js';
 
@@ -183,6 +185,45 @@ describe('the health of a replaced or re-created proxy', () => {
     const a = f.proxies.get('a')!;
     expect(buildDetail(a, f.inputs(), NOW).health?.verdict).toBe('SUSPECT');
     expect(buildFleetView(f.inputs(), NOW).rows[0]).toMatchObject({ name: 'a', verdict: 'SUSPECT' });
+  });
+});
+
+/** Proxy a of twoProxies with its Healthy condition set to `status` (`reason`). */
+const healthyAs = (status: 'True' | 'False', reason: string): FleetRow => {
+  const f = twoProxies();
+  const a = f.proxies.get('a')!;
+  const conditions = a.status.conditions.map((c) => (c.type === 'Healthy' ? { ...c, status, reason } : c));
+  f.proxies.set('a', { ...a, status: { ...a.status, conditions } });
+  return buildFleetView(f.inputs(), NOW).rows[0]!;
+};
+const healthyTd = (r: FleetRow) => rowHtml(r, NOW).match(/<td data-col="healthy">(.*?)<\/td>/)![1];
+
+describe('the Healthy cell', () => {
+  // A proxy the gateways keep failing through looked healthy: Healthy=True with a SUSPECT reason was a
+  // green `yes`, and PassiveFailures a bare `no` beside two green tiers.
+  it.each([
+    ['True', 'PassiveSuspect', '<span class="badge b-suspect" title="PassiveSuspect">suspect</span>'],
+    ['True', 'ProbeSuspect', '<span class="badge b-suspect" title="ProbeSuspect">suspect</span>'],
+    ['True', 'ProbeSucceeded', '<span class="badge b-ok" title="ProbeSucceeded">yes</span>'],
+    ['False', 'PassiveFailures', '<span class="badge b-bad" title="PassiveFailures">no</span>'],
+    ['False', 'ProbeFailed', '<span class="badge b-bad" title="ProbeFailed">no</span>'],
+  ] as const)('Healthy=%s (%s) is %s', (status, reason, html) => {
+    const row = healthyAs(status, reason);
+    expect(row.healthyReason).toBe(reason);
+    expect(healthyTd(row)).toBe(html);
+  });
+
+  it('without a Healthy condition: no reason, a dash', () => {
+    const f = new InMemoryFleetFeed();
+    const p = managed('a');
+    f.proxies.set('a', { ...p, status: { ...p.status, conditions: [] } });
+    const row = buildFleetView(f.inputs(), NOW).rows[0]!;
+    expect(row).not.toHaveProperty('healthyReason');
+    expect(healthyTd(row)).toBe('<span class="muted">–</span>');
+  });
+
+  it('SUSPECT is styled beside the other badges', () => {
+    expect(FLEET_CSS).toMatch(/\.b-suspect[,\s{]/);
   });
 });
 
