@@ -67,7 +67,7 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
         session: w.session,
         report: w.report,
         grantedUntil: headers.get(w.session.workerId)?.grantedUntil ?? null,
-        ackOwed: owedBy(headers.get(w.session.workerId), w.session.sessionId),
+        ackOwed: owedBy(headers.get(w.session.workerId), w.session),
       },
     ]),
   );

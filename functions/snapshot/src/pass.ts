@@ -58,6 +58,7 @@ async function decide(deps: SnapshotPassDeps) {
       now,
       header: obs.headers.get(build.workerId) ?? null,
       ackedVersion: obs.input.workers.get(build.workerId)?.session.ackedVersion ?? null,
+      boundFrom: obs.input.workers.get(build.workerId)?.session.boundFrom ?? null,
     };
     return { step: decideWorkerStep(deps, build, ctx), ctx };
   });

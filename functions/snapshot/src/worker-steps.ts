@@ -32,6 +32,9 @@ export interface StepContext {
   header: SnapshotHeader | null;
   /** The worker's ACK bound (null before its first accepted ACK). */
   ackedVersion: number | null;
+  /** The session of the same process the worker's session took that bound from, whose ACK debt it
+   *  carries (workers/session.ts boundFrom). */
+  boundFrom?: string | null;
   /**
    * The planner lock this pass holds (pass.ts): a save is refused once the lock is another's, so a pass
    * that outlived its lock records no grant the next pass did not see.
@@ -222,7 +225,13 @@ async function actPublish(
         draining: s.build.draining,
         recent: [...(h?.recent ?? []), ref].slice(-RECENT_VERSIONS),
         sentAt: null,
-        ackOwed: nextAckOwed(h, s.build.sessionId, x.ackedVersion, s.full.version, x.now),
+        ackOwed: nextAckOwed(
+          h,
+          { sessionId: s.build.sessionId, boundFrom: x.boundFrom },
+          x.ackedVersion,
+          s.full.version,
+          x.now,
+        ),
         proxies: s.full.proxies.length,
       },
       s.full,

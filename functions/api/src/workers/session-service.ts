@@ -1,19 +1,13 @@
 // Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
 
 import { acceptAck, isFirstAck } from '../../../../shared/src/domain/workers/ack.js';
-import { ackOverdue, endsOverdue, owedBy } from '../../../../shared/src/domain/workers/ack-owed.js';
+import { endsOverdue, owedBy } from '../../../../shared/src/domain/workers/ack-owed.js';
 import {
   ControllerProtocol,
   negotiateProtocol,
   readableAt,
 } from '../../../../shared/src/domain/workers/protocol.js';
-import {
-  type RegisterRequest,
-  register,
-  sameProcess,
-  touch,
-  type WorkerSession,
-} from '../../../../shared/src/domain/workers/session.js';
+import { register, touch } from '../../../../shared/src/domain/workers/session.js';
 import type { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
 import {
   type AckRequestBody,
@@ -61,16 +55,12 @@ export async function registerWorker(
   const snapshotSubscription = await deps.subscriptions.ensure(body.workerId);
   const decision = await withRetry('register', async () => {
     const stored = await deps.workers.get(body.workerId);
-    const existing = stored?.value?.session ?? null;
-    const req = { ...body, protocolVersion: protocol.version, principal: principal.label };
-    const now = deps.clock.now();
     const d = register(
-      existing,
-      req,
-      now,
+      stored?.value?.session ?? null,
+      { ...body, protocolVersion: protocol.version, principal: principal.label },
+      deps.clock.now(),
       deps.newSessionId(),
       deps.settings.sessionTtlMs,
-      await boundOverdue(deps, existing, req, now),
     );
     if (d.kind === 'new') await deps.workers.put({ session: d.session, report: null }, stored?.token ?? null);
     return d;
@@ -109,20 +99,6 @@ export async function registerWorker(
   };
 }
 
-/** Whether the live process `existing` changing protocol version owes an ACK past max_stale_age (read only
- *  then: the snapshot header holds the debt; register keeps no bound for such a session). */
-async function boundOverdue(
-  deps: WorkerServiceDeps,
-  existing: WorkerSession | null,
-  req: RegisterRequest,
-  now: Date,
-): Promise<boolean> {
-  if (!sameProcess(existing, req, now) || existing.protocolVersion === req.protocolVersion) return false;
-  const header = await deps.snapshots.header(req.workerId);
-  const owed = owedBy(header, existing.sessionId);
-  return ackOverdue(owed, existing.ackedVersion, now, deps.settings.maxStaleAgeSeconds);
-}
-
 export async function acknowledgeSnapshot(
   deps: WorkerServiceDeps,
   principal: WorkerPrincipal,
@@ -145,7 +121,7 @@ export async function acknowledgeSnapshot(
     const now = deps.clock.now();
     const session = touch(d.session, now, deps.settings.sessionTtlMs);
     const before = stored.value.session;
-    const owed = owedBy(header, before.sessionId);
+    const owed = owedBy(header, before);
     // Decided on the record this write is conditioned on. A replay of the bound asks again: it follows an
     // answer lost on the way, which may have been the ACK that set the bound, written after its call was
     // given up (below) when there was no time left to ask. The gateway ACKs a snapshot only while it is

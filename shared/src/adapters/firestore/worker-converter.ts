@@ -30,6 +30,8 @@ const WorkerDoc = z.object({
   ackedVersion: int.nullable(),
   ackedEpoch: int.nullable(),
   ackedChecksum: z.string().nullable(),
+  // Absent in a document written before it: none.
+  boundFrom: z.string().nullable().optional().catch(undefined),
   lastReportSequence: int.nullable(),
   lastReportDigest: z.string().nullable(),
   outcomeSequence: int,
@@ -49,6 +51,7 @@ export function workerToFirestore({ session: s, report: r }: WorkerRecord): Docu
     ackedVersion: s.ackedVersion,
     ackedEpoch: s.ackedEpoch,
     ackedChecksum: s.ackedChecksum,
+    boundFrom: s.boundFrom ?? null,
     lastReportSequence: s.lastReportSequence,
     lastReportDigest: s.lastReportDigest,
     outcomeSequence: s.outcomeSequence,

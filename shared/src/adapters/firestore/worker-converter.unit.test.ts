@@ -40,6 +40,7 @@ function worstCase() {
       ackedVersion: Number.MAX_SAFE_INTEGER,
       ackedEpoch: Number.MAX_SAFE_INTEGER,
       ackedChecksum: long(64, 'c'),
+      boundFrom: long(64, 'b'),
       lastReportSequence: Number.MAX_SAFE_INTEGER,
       lastReportDigest: long(64, 'd'),
       outcomeSequence: Number.MAX_SAFE_INTEGER,
@@ -69,5 +70,15 @@ describe('workers/{id} size', () => {
   it('round-trips the worst case', () => {
     const record = worstCase();
     expect(readWorkerDoc(workerToFirestore(record))).toEqual({ record });
+  });
+
+  it('reads a document written before boundFrom (or with it null) as taking no bound from another session', () => {
+    const record = worstCase();
+    const { boundFrom: _none, ...older } = workerToFirestore(record);
+    for (const doc of [older, { ...older, boundFrom: null }]) {
+      const read = readWorkerDoc(doc);
+      expect(read).toHaveProperty('record');
+      expect('record' in read && (read.record.session.boundFrom ?? null)).toBeNull();
+    }
   });
 });

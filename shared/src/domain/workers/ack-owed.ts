@@ -27,9 +27,19 @@ export interface OwedHeader {
   ackOwed?: AckOwed | null;
 }
 
-/** The ACK a header records as owed by `sessionId`: none when the header was built for another session. */
-export const owedBy = (h: OwedHeader | null | undefined, sessionId: string): AckOwed | null =>
-  h?.sessionId === sessionId ? (h.ackOwed ?? null) : null;
+/** The session a header's debt is asked about: its id, and the session of the same process it took its
+ *  ACK bound from (workers/session.ts boundFrom), whose debt it carries. */
+export type Debtor = string | { sessionId: string; boundFrom?: string | null };
+
+/** Whether a header built for `headerSession` records the debt of `who`. */
+const debtOf = (headerSession: string | null | undefined, who: Debtor): boolean =>
+  typeof who === 'string'
+    ? headerSession === who
+    : headerSession === who.sessionId || (!!who.boundFrom && headerSession === who.boundFrom);
+
+/** The ACK a header records as owed by `who`: none when the header was built for another session. */
+export const owedBy = (h: OwedHeader | null | undefined, who: Debtor): AckOwed | null =>
+  debtOf(h?.sessionId, who) ? (h?.ackOwed ?? null) : null;
 
 /**
  * What the header of the version being saved records: the owed ACK carried on while unpaid; once paid,
@@ -39,14 +49,14 @@ export const owedBy = (h: OwedHeader | null | undefined, sessionId: string): Ack
  */
 export function nextAckOwed(
   previous: OwedHeader | null,
-  sessionId: string,
+  who: Debtor,
   ackedVersion: number | null,
   version: number,
   now: Date,
 ): AckOwed {
-  const owed = owedBy(previous, sessionId);
+  const owed = owedBy(previous, who);
   if (owed && !settles(owed, ackedVersion)) return owed;
-  if (previous && previous.sessionId === sessionId) {
+  if (previous && debtOf(previous.sessionId, who)) {
     const last = { version: previous.version, since: previous.generatedAt };
     if (!settles(last, ackedVersion)) return last;
   }

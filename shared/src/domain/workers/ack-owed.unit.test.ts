@@ -45,6 +45,19 @@ describe('the ACK a worker owes', () => {
     });
   });
 
+  it('a session that took its process’s bound across a protocol change owes what the old one owed', () => {
+    // workers/session.ts boundFrom: dropped, a process withheld for an ACK it owed got its share back by
+    // changing protocol version (the debt is recorded under the session the header was built for).
+    const owed = { version: 5, since: t0 };
+    const upgraded = { sessionId: 's2', boundFrom: 's1' };
+    expect(owedBy(header(6, 30, owed), upgraded)).toBe(owed);
+    expect(owedBy(header(6, 30, owed, 's0'), upgraded)).toBeNull();
+    expect(owedBy(header(6, 30, owed), { sessionId: 's2' })).toBeNull();
+    // The first snapshot built for the new session carries the debt on.
+    expect(nextAckOwed(header(6, 30, owed), upgraded, 4, 7, t(60))).toBe(owed);
+    expect(nextAckOwed(header(6, 30, null), upgraded, 4, 7, t(60))).toEqual({ version: 6, since: t(30) });
+  });
+
   it('is overdue from max_stale_age after it was recorded, unless paid', () => {
     const owed = { version: 5, since: t0 };
     expect(ackOverdue(owed, 4, t(149.999), 150)).toBe(false);

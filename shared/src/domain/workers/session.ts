@@ -17,6 +17,9 @@ export interface WorkerSession {
   ackedVersion: number | null;
   ackedEpoch: number | null;
   ackedChecksum: string | null;
+  /** The session of the same process this one took its ACK bound from (a protocol change, register): the
+   *  ACK it owed, recorded in the snapshot header under that session, is this one's too (ack-owed.ts). */
+  boundFrom?: string | null;
   lastReportSequence: number | null;
   lastReportDigest: string | null;
   /** Highest accepted outcome batch sequence (per worker session). */
@@ -52,9 +55,6 @@ export function register(
   now: Date,
   newSessionId: string,
   sessionTtlMs: number,
-  /** The existing session owes an ACK past max_stale_age (workers/ack-owed.ts ackOverdue): it keeps no
-   *  bound across a protocol change, which would make it assignable again while it takes no snapshot. */
-  boundOverdue = false,
 ): RegisterDecision {
   const same = sameProcess(existing, req, now);
   if (same && existing.protocolVersion === req.protocolVersion) {
@@ -66,16 +66,16 @@ export function register(
   // registration asks for — every one of them started draining, its next snapshot listed none, and its
   // re-ACK of the one it held was refused stale_epoch once that pass committed: a gateway of the default
   // worker id (gw-<instance>) served nothing for seconds at every API rollout adding a protocol version.
-  // Not a process withheld for an ACK it owes: the debt is recorded per session (snapshot header), so
-  // the new session would owe nothing and be given its share back at once.
-  const bound =
-    same && !boundOverdue
-      ? {
-          ackedVersion: existing.ackedVersion,
-          ackedEpoch: existing.ackedEpoch,
-          ackedChecksum: existing.ackedChecksum,
-        }
-      : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
+  // Its ACK debt goes with the bound (boundFrom: the snapshot header records it for the old session):
+  // dropped, a process withheld for an ACK it owes got its share back by changing version.
+  const bound = same
+    ? {
+        ackedVersion: existing.ackedVersion,
+        ackedEpoch: existing.ackedEpoch,
+        ackedChecksum: existing.ackedChecksum,
+        boundFrom: existing.sessionId,
+      }
+    : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
   return {
     kind: 'new',
     supersededSessionId: existing?.sessionId ?? null,
