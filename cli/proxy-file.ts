@@ -122,7 +122,9 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
   const host = refusedEndpointHost(spec, current);
   // Quoted without what could be a password: "user:pw@host" or "host:port:user:pw" must not put one on stderr.
   if (host !== null)
-    problems.push(`${where}: spec.endpoint.host: not a DNS name or an IP address: ${quotableHost(host)}`);
+    problems.push(
+      `${where}: spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone): ${quotableHost(host)}`,
+    );
   if (refusedHealthCheckUrl(spec, current)) {
     problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);
   }

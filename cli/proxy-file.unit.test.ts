@@ -150,17 +150,17 @@ describe('parseProxyFile', () => {
     [
       'an endpoint host with credentials in it, without showing them',
       'name: x-1\nspec: {mode: external, endpoint: {host: "alice:s3cret@h.example", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address: …@h\.example$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone\): …@h\.example$/m,
     ],
     [
       "an endpoint host pasted as a provider's host:port:user:password line, without the password",
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128:alice:s3cret", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:…$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone\): h\.example:…$/m,
     ],
     [
       'an endpoint host with a port in it',
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:…$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone\): h\.example:…$/m,
     ],
     [
       'a health-check URL with credentials in it, without showing them',
@@ -196,7 +196,9 @@ describe('parseProxyFile', () => {
   ])("quotes a provider's line pasted as the host only up to the host: %j", (host, quoted) => {
     const text = `name: x-1\nspec: {mode: external, endpoint: {host: "${host}", port: 3128}}\n`;
     const printed = problems(text).join('\n');
-    expect(printed).toContain(`spec.endpoint.host: not a DNS name or an IP address: ${quoted}`);
+    expect(printed).toContain(
+      `spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone): ${quoted}`,
+    );
     expect(printed).not.toMatch(/s3cret|alice/);
   });
 
