@@ -83,17 +83,22 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
       const { result, next } = decide(slotsOf(snap.data()));
       if (next) {
         const unknown = unknownFieldsOf(snap.data());
-        tx.set(this.ref(), {
-          slots: next.map((s) => ({
-            // Fields a newer revision stores that this one does not know, kept on the slot they belong to.
-            ...unknown.get(slotKey(s)),
-            proxy: s.proxy,
-            uid: s.uid,
-            takenAt: Timestamp.fromDate(s.takenAt),
-            ...(s.takeId === undefined ? {} : { takeId: s.takeId }),
-            ...(s.replacing === undefined ? {} : { replacing: s.replacing }),
-          })),
-        });
+        // Merged: a top-level field a newer revision stores stays too (the slots list is replaced whole).
+        tx.set(
+          this.ref(),
+          {
+            slots: next.map((s) => ({
+              // Fields a newer revision stores that this one does not know, kept on the slot they belong to.
+              ...unknown.get(slotKey(s)),
+              proxy: s.proxy,
+              uid: s.uid,
+              takenAt: Timestamp.fromDate(s.takenAt),
+              ...(s.takeId === undefined ? {} : { takeId: s.takeId }),
+              ...(s.replacing === undefined ? {} : { replacing: s.replacing }),
+            })),
+          },
+          { merge: true },
+        );
       }
       return result;
     });
