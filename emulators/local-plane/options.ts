@@ -1,5 +1,5 @@
 // `npm start` options, parsed from (argv, env) so tests pass their own (the functions-framework way).
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { portOffsetOf, repoRoot } from '../../shared/src/config/local-ports.js';
 
@@ -73,12 +73,19 @@ export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = 
   const portOffset = portOffsetFrom(env);
   // Empty is unset: '' resolved to the checkout itself, where a start deletes logs/ and writes tokens.
   const stateDir = env.PROXYPLANE_STATE_DIR || '.local-plane';
+  const stateAt = isAbsolute(stateDir) ? stateDir : join(repoRoot, stateDir);
+  // The checkout itself (`.`, its path): a start deletes <stateDir>/logs and writes tokens into it.
+  if (resolve(stateAt) === resolve(repoRoot)) {
+    throw new OptionsError(
+      `PROXYPLANE_STATE_DIR must not be the checkout itself ("${stateDir}"): leave it unset for .local-plane`,
+    );
+  }
   return {
     projectId: env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane',
     portOffset,
     demo: values.demo && !values['no-demo'],
     speed,
-    stateDir: isAbsolute(stateDir) ? stateDir : join(repoRoot, stateDir),
+    stateDir: stateAt,
     help: values.help,
   };
 }

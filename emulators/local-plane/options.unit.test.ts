@@ -16,6 +16,12 @@ describe('parsePlaneOptions', () => {
     });
   });
 
+  it.each(['.', './', repoRoot])('refuses the checkout itself as PROXYPLANE_STATE_DIR (%s)', (dir) => {
+    expect(() => parsePlaneOptions([], { PROXYPLANE_STATE_DIR: dir })).toThrow(
+      /must not be the checkout itself/,
+    );
+  });
+
   it.each([
     [['--no-demo'], {}, { demo: false }],
     [['--speed=4'], {}, { speed: 4 }],
