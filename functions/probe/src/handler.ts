@@ -1,6 +1,7 @@
 // The probe function's handler: claim the tick (a duplicate delivery does nothing), follow the fleet (a
 // listener: each pass sees it as it is then), prune the state of proxies gone from its first view, run
 // passes over the windows since the previous run until the invocation's budget is spent, record the run.
+import { boundedRuns } from '../../../shared/src/adapters/bounded-job-runs.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
@@ -36,7 +37,15 @@ export interface ProbeHandlerDeps extends ProbeDeps {
   log: ProbeLog & Pick<Logger, 'error'>;
   /** The stored gateway routing: its routes' target checks are the TARGET tier (docs/health.md). */
   routing: Pick<RoutingStore, 'get'>;
+  /**
+   * The run's record. Its claim is waited for CLAIM_TIMEOUT_MS, and given up fails the tick (logged
+   * job.tick_failed; Pub/Sub redelivers); its finish until RECORD_MARGIN_MS before `timeoutMs`
+   * (boundedRuns): a Firestore that does not answer must not hold the tick until the function's timeout
+   * cuts it off, with nothing recorded or logged.
+   */
   jobs: JobRunStore;
+  /** The function's timeout (shared/topology/functions.json): bounds the run's record. Unset: no bound. */
+  timeoutMs?: number;
   clock: Clock;
   sleep(ms: number): Promise<void>;
   /** The Scheduler period: a second delivery within half of it is a duplicate. */
@@ -73,11 +82,12 @@ export interface ProbeRunSummary extends PassCounts {
 
 export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunSummary | null> {
   const startedAt = deps.clock.now();
+  const jobs = boundedRuns(deps.jobs, deps.clock, deps.timeoutMs);
   const deadline = startedAt.getTime() + deps.loopMs;
   // The deadline goes into the record: the next run starts where it is (firstWindowStart), whatever loop
   // that run's deployment has.
   // Every failure it records it throws (below): a delivery after one is Pub/Sub's retry (retryAfterFailure).
-  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2, new Date(deadline), true);
+  const claim = await jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2, new Date(deadline), true);
   if (!claim) {
     deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
     return null;
@@ -99,6 +109,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   };
   // Followed for the run, and stopped at its end however it ends.
   let fleet: ProxyView | undefined;
+  /** How the passes ended, when none threw: the passive pass's error, where the slots left start. */
+  let ended: { passiveError: string | null; leftFrom: Date | null };
   try {
     fleet = await deps.proxies.watchAll();
     const { proxies: all, skipped } = fleet.current();
@@ -172,22 +184,9 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
-    await deps.jobs.finish(ProbeJob, {
-      startedAt,
-      finishedAt: deps.clock.now(),
-      ok: true,
-      counts: { ...summary },
-      // The active tiers ran: the run is ok, and says what of it failed.
-      error: passiveError === null ? null : `passive pass: ${passiveError || 'failed'}`,
-      windowStart,
-      nextWindowStart: leftFrom,
-    });
-    // One failed-tick line per tick: a run that throws later logs its own (loggedTick), not this one too.
-    if (passiveError !== null) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });
-    deps.log.info('probe run finished', { ...summary });
-    return summary;
+    ended = { passiveError, leftFrom };
   } catch (err) {
-    await deps.jobs.finish(ProbeJob, {
+    await jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),
       ok: false,
@@ -201,6 +200,23 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   } finally {
     fleet?.stop();
   }
+  // Past the try: a record that fails (given up RECORD_MARGIN_MS before the timeout, boundedRuns) fails the
+  // tick, and is not tried again as a failed run's with nothing of the invocation left.
+  const { passiveError, leftFrom } = ended;
+  await jobs.finish(ProbeJob, {
+    startedAt,
+    finishedAt: deps.clock.now(),
+    ok: true,
+    counts: { ...summary },
+    // The active tiers ran: the run is ok, and says what of it failed.
+    error: passiveError === null ? null : `passive pass: ${passiveError || 'failed'}`,
+    windowStart,
+    nextWindowStart: leftFrom,
+  });
+  // One failed-tick line per tick: a run that throws later logs its own (loggedTick), not this one too.
+  if (passiveError !== null) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });
+  deps.log.info('probe run finished', { ...summary });
+  return summary;
 }
 
 async function consumeOutcomes(

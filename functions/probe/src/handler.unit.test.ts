@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS } from '../../../shared/src/adapters/bounded-job-runs.js';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
@@ -9,6 +11,7 @@ import { fixedFleet, fixedView } from '../../../shared/src/testing/fixed-proxy-v
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { onProbeEvent } from './event.js';
 import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
@@ -760,5 +763,89 @@ describe('handleProbeTick: the run budget', () => {
     clock.advance(120_000);
     await handleProbeTick(d); // past the budget before the pass: the minimum
     expect(budgets).toEqual([80_000, MIN_PASS_BUDGET_MS]);
+  });
+});
+
+// A Firestore brownout: the client retries the claim's transaction and the record's write for minutes.
+// Unbounded, a tick waited on its claim until the function's timeout (120 s) killed it: nothing recorded,
+// no job.tick_failed line (the failing_jobs alert never counted it), an instance held the whole time.
+describe('handleProbeTick when Firestore does not answer its run record', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const timeoutMs = 120_000;
+  const tickEvent = {
+    specversion: '1.0',
+    id: '11',
+    type: 'google.cloud.pubsub.topic.v1.messagePublished',
+    source: '//pubsub.googleapis.com/projects/demo/topics/ticks-probe',
+    data: {
+      message: {
+        data: Buffer.from(JSON.stringify({ job: ProbeJob })).toString('base64'),
+        messageId: '11',
+        publishTime: '2026-01-01T00:00:00.000Z',
+      },
+    },
+  };
+  const never = () => new Promise<never>(() => {});
+
+  it('a claim that never answers fails the tick at CLAIM_TIMEOUT_MS, logged once as job.tick_failed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const log = memoryLogger();
+    const { d } = deps(false);
+    const probe: ProbeHandlerDeps = { ...d, log, timeoutMs, jobs: { ...d.jobs, claim: never } };
+    let outcome: unknown;
+    void onProbeEvent(probe, log, tickEvent).then(
+      () => (outcome = 'resolved'),
+      (err: unknown) => (outcome = err),
+    );
+    await vi.advanceTimersByTimeAsync(CLAIM_TIMEOUT_MS - 1);
+    expect(outcome).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toContain('claim gave no answer');
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: ProbeJob, error: (outcome as Error).message }),
+    ]);
+  });
+
+  it('a record that never answers is given up RECORD_MARGIN_MS before the timeout: the tick ends inside it', async () => {
+    // The clock follows the fake timers: the record's bound is measured on it when the record is sent.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: t0 });
+    const log = memoryLogger();
+    const { d } = deps(false);
+    const startedAt = t0.getTime();
+    // The run's pass takes 3 s, then its record hangs.
+    let records = 0;
+    const probe: ProbeHandlerDeps = {
+      ...d,
+      log,
+      timeoutMs,
+      clock: { now: () => new Date() },
+      routing: { get: () => new Promise((resolve) => setTimeout(() => resolve(null), 3_000)) },
+      jobs: {
+        ...d.jobs,
+        finish: () => {
+          records++;
+          return never();
+        },
+      },
+    };
+    let outcome: unknown;
+    void onProbeEvent(probe, log, tickEvent).then(
+      () => (outcome = 'resolved'),
+      (err: unknown) => (outcome = err),
+    );
+    const end = startedAt + timeoutMs - RECORD_MARGIN_MS;
+    await vi.advanceTimersByTimeAsync(end - startedAt - 1);
+    expect(outcome).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toContain('record gave no answer');
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ job: ProbeJob, error: (outcome as Error).message }),
+    ]);
+    // Not tried again as a failed run's record, with nothing of the invocation left.
+    expect(records).toBe(1);
   });
 });

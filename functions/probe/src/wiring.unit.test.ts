@@ -4,6 +4,7 @@
 // first request, and no request is made.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { loadProbeConfig } from './config.js';
 import { probeDeps } from './wiring.js';
 
@@ -36,6 +37,8 @@ describe('probeDeps', () => {
     expect(deps.passive?.rule).toEqual({ minSamples: 9, maxFailureRatio: 0.4 });
     expect(deps.passive?.settleMs).toBe(3_000);
     expect(deps.tickPeriodMs).toBe(20_000);
+    // The deployed timeout (shared/topology/functions.json) bounds the run's record (handler.ts).
+    expect(deps.timeoutMs).toBe(loadFunctionTable().functions.probe!.timeoutSeconds * 1000);
   });
 
   it('with the defaults: the expiry three tick periods, in ticks of that period', () => {

@@ -3,7 +3,11 @@
 // and another tick is never refused, however soon after a run it comes. Sweeps are built to overlap
 // harmlessly (sweep.ts) and the record otherwise only reports: a sweep whose claim fails still runs
 // (recordRun).
-import { RECORD_MARGIN_MS, withDeadline, withDeadlineAt } from '../../../shared/src/adapters/deadline.js';
+import {
+  boundedRuns,
+  CLAIM_TIMEOUT_MS,
+  RECORD_MARGIN_MS,
+} from '../../../shared/src/adapters/bounded-job-runs.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -57,43 +61,12 @@ export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
 }
 
 /**
- * How long the run's claim (a Firestore transaction, retried by its client for minutes when Firestore is
- * degraded) is waited for: a healthy one takes well under a second. Past it the sweep runs unrecorded, as
- * after a failed claim, with most of its window left — unbounded, a stalled claim held the sweep past its
- * window and the function's timeout, which cut the invocation off with nothing recorded or logged.
+ * The run's claim is waited for CLAIM_TIMEOUT_MS: past it the sweep runs unrecorded, as after a failed
+ * claim, with most of its window left — unbounded, a stalled claim held the sweep past its window and the
+ * function's timeout, which cut the invocation off with nothing recorded or logged. Its record is waited
+ * for until RECORD_MARGIN_MS before the timeout (boundedRuns, shared with the probe and snapshot ticks).
  */
-export const CLAIM_TIMEOUT_MS = 10_000;
-
-/** What the invocation keeps of its timeout after the run's record is given up (shared with gc). */
-export { RECORD_MARGIN_MS };
-
-/**
- * The job-run store with its claim bounded by CLAIM_TIMEOUT_MS and its finish by the function's timeout
- * (measured from `startedAt`) less RECORD_MARGIN_MS — as gc bounds its own (functions/gc/src/handler.ts). A
- * write given up runs on and may still land; recordRun takes its error for a failed claim or record.
- */
-function boundedRuns(runs: JobRunStore, clock: Clock, startedAt: Date, timeoutMs?: number): JobRunStore {
-  return {
-    get: (job) => runs.get(job),
-    list: () => runs.list(),
-    claim: (...args) =>
-      withDeadline(
-        runs.claim(...args),
-        CLAIM_TIMEOUT_MS,
-        () => new Error(`the run's claim gave no answer within ${CLAIM_TIMEOUT_MS} ms`),
-      ),
-    finish: (job, run) => {
-      const finishing = runs.finish(job, run);
-      if (timeoutMs === undefined) return finishing;
-      return withDeadlineAt(
-        finishing,
-        startedAt.getTime() + timeoutMs - RECORD_MARGIN_MS,
-        clock,
-        (ms) => new Error(`the run's record gave no answer within the ${ms} ms the invocation had left`),
-      );
-    },
-  };
-}
+export { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS };
 
 /**
  * A sweep that stopped early (Firestore unavailable) or whose publishes failed returns (the due times stay
@@ -124,7 +97,7 @@ export async function recordedSweep(
 ): Promise<SweepReport | null> {
   const report = await recordRun(
     {
-      runs: boundedRuns(deps.runs, deps.clock, deps.clock.now(), deps.timeoutMs),
+      runs: boundedRuns(deps.runs, deps.clock, deps.timeoutMs),
       now: () => deps.clock.now(),
       onRecordError: (err) => deps.log.warn('requeue sweep not recorded', { error: err }),
     },
