@@ -8,6 +8,7 @@ import { buildFleetView } from '../../functions/api/src/fleet/view-model.js';
 import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { proxy, writeFleet } from '../support/leases.js';
 import { recordUnhandledRejections } from '../support/unhandled-rejections.js';
@@ -127,6 +128,40 @@ describe('fleet feed: stopped', () => {
       rejections.stop();
       await stopped.stop();
       await own.terminate();
+    }
+  });
+});
+
+describe('fleet feed: idle', () => {
+  // IDLE_MS after the console's last viewer left, the listeners stopped but the mirrors kept every decoded
+  // document: the whole fleet on the heap for the instance's life, for a page nobody looked at.
+  it('drops its view with its listeners, and loads it again on the next look', async () => {
+    await writeFleet(db, [proxy('idle-a', { capacity: 2 })]);
+    await db.collection(LEASE_COLLECTIONS.leaseState).doc('idle-a').set({ entries: [] });
+    const IDLE = 200;
+    const own = new FirestoreFleetFeed(db, memoryLogger(), systemClock, IDLE);
+    const sizes = () => {
+      const i = own.inputs();
+      return [
+        i.proxies.size,
+        i.health.size,
+        i.leaseState.size,
+        i.cooldowns.length,
+        i.ownership.size,
+        i.jobRuns.length,
+      ];
+    };
+    try {
+      await own.ready();
+      expect(own.inputs().proxies.has('idle-a')).toBe(true);
+      expect(own.inputs().leaseState.has('idle-a')).toBe(true);
+      await new Promise((r) => setTimeout(r, IDLE * 3));
+      expect(sizes()).toEqual([0, 0, 0, 0, 0, 0]);
+      await own.ready();
+      expect(own.inputs().proxies.has('idle-a')).toBe(true);
+      expect(own.inputs().leaseState.has('idle-a')).toBe(true);
+    } finally {
+      await own.stop();
     }
   });
 });

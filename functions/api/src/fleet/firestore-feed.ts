@@ -1,7 +1,8 @@
 // FleetFeed on Firestore listeners (onSnapshot) over proxies, health, leaseState, cooldowns, ownership
 // and jobRuns. Listeners run only while someone looks: the first page view, SSE stream or state request
 // starts them, and they stop IDLE_MS after the last one went away, so an API nobody watches pays no
-// reads for the page. Documents that do not decode are skipped (and logged once per id), never fatal.
+// reads for the page, nor keeps the fleet it showed in memory. Documents that do not decode are skipped
+// (and logged once per id), never fatal.
 // Cooldowns are read as the lease service reads them: only those still running, re-subscribed hourly —
 // the whole collection is mostly ended ones until Firestore's TTL deletes them (a day at crawler volumes).
 import type { DocumentData, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
@@ -54,6 +55,12 @@ class Mirror<T> {
       this.bad.add(snap.id);
       this.onBad(snap.id, err);
     }
+  }
+
+  /** Forgets every document: a stopped listener's view is not kept for an instance's life. */
+  clear(): void {
+    this.docs.clear();
+    this.bad.clear();
   }
 
   sink() {
@@ -109,6 +116,7 @@ export class FirestoreFleetFeed implements FleetFeed {
     private readonly db: Firestore,
     private readonly log: Logger,
     private readonly clock: Clock = systemClock,
+    private readonly idleMs = IDLE_MS,
   ) {
     const changed = () => {
       for (const l of this.listeners) l();
@@ -160,10 +168,16 @@ export class FirestoreFleetFeed implements FleetFeed {
     return loaded;
   }
 
+  /** Stops the listeners and drops their view: the whole fleet stayed on the heap once nobody looked. */
   private halt(): void {
     for (const l of this.running) l.stop();
     this.running = [];
     this.loaded = null;
+    for (const m of this.mirrors()) m.clear();
+  }
+
+  private mirrors(): Mirror<unknown>[] {
+    return [this.proxies, this.health, this.leaseState, this.cooldowns, this.ownership, this.jobRuns];
   }
 
   /** Keeps the listeners for IDLE_MS after the last use, then stops them. */
@@ -176,7 +190,7 @@ export class FirestoreFleetFeed implements FleetFeed {
         this.idleTimer = null;
         if (this.listeners.size === 0) this.halt();
         else this.touch();
-      }, IDLE_MS),
+      }, this.idleMs),
     );
     this.idleTimer.unref();
   }
