@@ -15,6 +15,8 @@ export const FLEET_JS = String.raw`
   var jobsBody = document.getElementById('jobs-body');
   var detail = document.getElementById('detail');
   var openName = null;
+  // The proxy whose detail the panel shows (set once its content is in): only that one's 404 closes it.
+  var shownName = null;
   var COLS = 11;
   var SW = 80, SH = 18;
   var SUSPECT_REASONS = ${JSON.stringify([...SUSPECT_REASONS])};
@@ -167,9 +169,10 @@ export const FLEET_JS = String.raw`
   function showDetail(name) {
     fetch('/fleet/api/proxies/' + encodeURIComponent(name), { credentials: 'same-origin', headers: { accept: 'application/json' } })
       .then(function (res) {
-        // The open proxy was deleted: its panel closes, rather than keep stale content and fetch it again
-        // on every live update.
-        if (res.status === 404 && openName === name) { openName = null; detail.hidden = true; }
+        // The proxy shown was deleted: its panel closes, rather than keep stale content and fetch it again
+        // on every live update. A first fetch's 404 may come from an instance whose view has not caught up
+        // with the stream's (a proxy just created): left open, the next update fetches it again.
+        if (res.status === 404 && openName === name && shownName === name) { openName = null; detail.hidden = true; }
         return res.ok ? res.json() : null;
       })
       .then(function (d) {
@@ -200,6 +203,7 @@ export const FLEET_JS = String.raw`
           detail.appendChild(el('pre', null, JSON.stringify(p[1], null, 2)));
         });
         detail.hidden = false;
+        shownName = name;
       })
       .catch(function () {});
   }

@@ -276,6 +276,18 @@ describe('FLEET_JS with a proxy’s detail open', () => {
     expect(p.fetches).toHaveLength(3);
   });
 
+  it('a first fetch answered 404 (an instance not caught up with a proxy just created) closes nothing', async () => {
+    // Cold review of 7bca57d6: the click's fetch may reach an instance whose view lags the stream's.
+    let known = false;
+    const p = pageWithDom(() => (known ? { status: 200, body: DETAIL } : { status: 404 }));
+    await p.open('p-1');
+    expect(p.detail.hidden).not.toBe(false);
+    known = true;
+    await p.update();
+    expect(p.fetches).toHaveLength(2);
+    expect(p.detail.hidden).toBe(false);
+  });
+
   it('keeps it open on another refusal (a 503 while the views load): the next update retries', async () => {
     let status = 200;
     const p = pageWithDom(() => ({ status, body: DETAIL }));
