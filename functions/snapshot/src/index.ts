@@ -11,6 +11,7 @@ import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.j
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { PubSubSnapshotRequester } from '../../../shared/src/adapters/pubsub/snapshot-requester.js';
 import { PubSubSubscriptionReaper } from '../../../shared/src/adapters/pubsub/subscription-reaper.js';
+import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
@@ -19,6 +20,7 @@ import { loadSnapshotConfig } from './config.js';
 import { firestoreStores } from './firestore-stores.js';
 import { handleSnapshotEvent, type SnapshotHandlerDeps } from './handler.js';
 import { SnapshotJob, snapshotRunResult } from './job-run.js';
+import { tickRecording } from './tick-recording.js';
 
 const config = loadSnapshotConfig();
 const log = jsonLogger(
@@ -49,12 +51,14 @@ const deps: SnapshotHandlerDeps = {
   newHolder: randomUUID,
 };
 
-const runs = new FirestoreJobRunStore(db);
-const recording = {
-  runs,
-  now: () => systemClock.now(),
-  onRecordError: (err: unknown) => log.warn('snapshot tick not recorded', { error: err }),
-};
+// The deployed timeout, from the table Terraform deploys it from (shared/topology/functions.json): the
+// run's record is waited for only until shortly before it, its claim for CLAIM_TIMEOUT_MS (tick-recording.ts).
+const recording = tickRecording({
+  runs: new FirestoreJobRunStore(db),
+  clock: systemClock,
+  log,
+  timeoutMs: (loadFunctionTable().functions.snapshot?.timeoutSeconds ?? 120) * 1000,
+});
 
 functions.cloudEvent('snapshot', (event: functions.CloudEvent<unknown>) =>
   inDeliveryTrace(event, () => onDelivery(event)),
