@@ -186,16 +186,23 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     }
     ended = { passiveError, leftFrom };
   } catch (err) {
-    await jobs.finish(ProbeJob, {
-      startedAt,
-      finishedAt: deps.clock.now(),
-      ok: false,
-      counts: { ...summary },
-      error: err instanceof Error ? err.message : String(err),
-      // Not where its first window started: the passes it stored are counted already, and probed again
-      // they were counted twice (a failing proxy at its threshold an interval early).
-      windowStart: from,
-    });
+    try {
+      await jobs.finish(ProbeJob, {
+        startedAt,
+        finishedAt: deps.clock.now(),
+        ok: false,
+        counts: { ...summary },
+        error: messageOf(err),
+        // Not where its first window started: the passes it stored are counted already, and probed again
+        // they were counted twice (a failing proxy at its threshold an interval early).
+        windowStart: from,
+      });
+    } catch (recordErr) {
+      // Likely when Firestore is what failed the run: the run's own error is still the one thrown, and
+      // logged as the failed tick (job.tick_failed). The record stays as claimed (ok null): a redelivery
+      // within the claim's gap (half a period from this run's start) is refused as a duplicate.
+      deps.log.warn('probe run not recorded', { error: messageOf(recordErr), run: messageOf(err) });
+    }
     throw err;
   } finally {
     fleet?.stop();

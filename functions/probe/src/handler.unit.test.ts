@@ -849,3 +849,38 @@ describe('handleProbeTick when Firestore does not answer its run record', () => 
     expect(records).toBe(1);
   });
 });
+
+describe('handleProbeTick: a failed run whose record fails too', () => {
+  // Likely when Firestore is the trouble: the record's error escaped instead of the run's, so the failed
+  // tick named the record write and the real cause was never logged.
+  it("throws and logs the run's error; the record's failure is a WARNING", async () => {
+    const log = memoryLogger();
+    const { d } = deps(false);
+    const probe: ProbeHandlerDeps = {
+      ...d,
+      log,
+      routing: { get: async () => Promise.reject(new TypeError('E1: the run failed')) },
+      jobs: { ...d.jobs, finish: async () => Promise.reject(new Error('E2: the record failed')) },
+    };
+    await expect(
+      onProbeEvent(probe, log, {
+        specversion: '1.0',
+        id: '12',
+        type: 'google.cloud.pubsub.topic.v1.messagePublished',
+        source: '//pubsub.googleapis.com/projects/demo/topics/ticks-probe',
+        data: { message: { data: Buffer.from(JSON.stringify({ job: ProbeJob })).toString('base64') } },
+      }),
+    ).rejects.toThrow('E1: the run failed');
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: ProbeJob, error: 'E1: the run failed' }),
+    ]);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'probe run not recorded',
+        error: 'E2: the record failed',
+        run: 'E1: the run failed',
+      }),
+    );
+  });
+});
