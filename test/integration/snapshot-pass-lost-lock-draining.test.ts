@@ -40,6 +40,7 @@ const context = (lockHolder: string): StepContext => ({
   failOpenRoutes: [],
   now: at(140),
   header: null,
+  boundFrom: null,
   ackedVersion: 1,
   lockHolder,
 });

@@ -34,7 +34,7 @@ export interface StepContext {
   ackedVersion: number | null;
   /** The session of the same process the worker's session took that bound from, whose ACK debt it
    *  carries (workers/session.ts boundFrom). */
-  boundFrom?: string | null;
+  boundFrom: readonly string[] | null;
   /**
    * The planner lock this pass holds (pass.ts): a save is refused once the lock is another's, so a pass
    * that outlived its lock records no grant the next pass did not see.

@@ -63,6 +63,7 @@ const ctx = (over: Partial<StepContext> = {}): StepContext => ({
   now,
   header: header(),
   ackedVersion: 7,
+  boundFrom: null,
   ...over,
 });
 
@@ -134,6 +135,18 @@ describe('actWorkerStep', () => {
     expect(
       await owedIn(ctx({ epoch: 4, ackedVersion: 5, header: header({ ackOwed: owed, sessionId: 's0' }) })),
     ).toEqual({ version: 8, since: now });
+    // Unless this session took its process's bound from that one (a protocol change): its debt carries on
+    // into the first header built for this session, and the process stays withheld.
+    expect(
+      await owedIn(
+        ctx({
+          epoch: 4,
+          ackedVersion: 5,
+          boundFrom: ['s0'],
+          header: header({ ackOwed: owed, sessionId: 's0' }),
+        }),
+      ),
+    ).toEqual(owed);
   });
 
   it('a save refused as a lost race (another pass stored the version first): no publish, logged', async () => {

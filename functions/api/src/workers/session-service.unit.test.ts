@@ -227,13 +227,13 @@ describe('registerWorker: the same process changing protocol version', () => {
     const answer = await registerWorker(withSubscriptions(t.d), principal, again);
     expect(answer).toMatchObject({ sessionId: 's-2', resumed: false, protocolVersion: 4 });
     const session = t.stored().session;
-    expect(session).toMatchObject({ sessionId: 's-2', ackedVersion: 1, boundFrom: 's-1' });
+    expect(session).toMatchObject({ sessionId: 's-2', ackedVersion: 1, boundFrom: ['s-1'] });
     const header = await t.d.snapshots.header('gw-1');
     expect(ackOverdue(owedBy(header, session), session.ackedVersion, now, maxStaleMs / 1000)).toBe(true);
     // Its re-ACK of the snapshot it holds is a replay of the bound, not a first ACK, and pays nothing.
     const before = t.requests.length;
     await acknowledgeSnapshot(t.d, principal, 'gw-1', { ...ack(1), sessionId: 's-2' });
     expect(t.requests.slice(before).map((r) => r.reason)).toEqual(['ack-replayed']);
-    expect(t.stored().session).toMatchObject({ ackedVersion: 1, boundFrom: 's-1' });
+    expect(t.stored().session).toMatchObject({ ackedVersion: 1, boundFrom: ['s-1'] });
   });
 });

@@ -31,7 +31,7 @@ const WorkerDoc = z.object({
   ackedEpoch: int.nullable(),
   ackedChecksum: z.string().nullable(),
   // Absent in a document written before it: none.
-  boundFrom: z.string().nullable().optional().catch(undefined),
+  boundFrom: z.array(z.string()).max(16).nullable().optional(),
   lastReportSequence: int.nullable(),
   lastReportDigest: z.string().nullable(),
   outcomeSequence: int,

@@ -5,6 +5,7 @@
 // array = Σ values, document = name + fields + 32.
 import { Timestamp } from '@google-cloud/firestore';
 import { describe, expect, it } from 'vitest';
+import { BOUND_FROM_KEPT } from '../../domain/workers/session.js';
 import { WORKER_LIMITS } from '../../messages/worker-api.js';
 import { readWorkerDoc, workerToFirestore } from './worker-converter.js';
 
@@ -40,7 +41,7 @@ function worstCase() {
       ackedVersion: Number.MAX_SAFE_INTEGER,
       ackedEpoch: Number.MAX_SAFE_INTEGER,
       ackedChecksum: long(64, 'c'),
-      boundFrom: long(64, 'b'),
+      boundFrom: Array.from({ length: BOUND_FROM_KEPT }, (_, i) => long(64, String(i))),
       lastReportSequence: Number.MAX_SAFE_INTEGER,
       lastReportDigest: long(64, 'd'),
       outcomeSequence: Number.MAX_SAFE_INTEGER,

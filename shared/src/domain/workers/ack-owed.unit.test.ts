@@ -49,7 +49,7 @@ describe('the ACK a worker owes', () => {
     // workers/session.ts boundFrom: dropped, a process withheld for an ACK it owed got its share back by
     // changing protocol version (the debt is recorded under the session the header was built for).
     const owed = { version: 5, since: t0 };
-    const upgraded = { sessionId: 's2', boundFrom: 's1' };
+    const upgraded = { sessionId: 's2', boundFrom: ['s1'] };
     expect(owedBy(header(6, 30, owed), upgraded)).toBe(owed);
     expect(owedBy(header(6, 30, owed, 's0'), upgraded)).toBeNull();
     expect(owedBy(header(6, 30, owed), { sessionId: 's2' })).toBeNull();

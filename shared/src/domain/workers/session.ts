@@ -17,9 +17,10 @@ export interface WorkerSession {
   ackedVersion: number | null;
   ackedEpoch: number | null;
   ackedChecksum: string | null;
-  /** The session of the same process this one took its ACK bound from (a protocol change, register): the
-   *  ACK it owed, recorded in the snapshot header under that session, is this one's too (ack-owed.ts). */
-  boundFrom?: string | null;
+  /** The sessions of the same process this one took its ACK bound from, newest first (a protocol change,
+   *  register; BOUND_FROM_KEPT at most): the ACK owed under any of them — the snapshot header records it
+   *  under the session it was built for, which may be one or two changes back — is this one's too. */
+  boundFrom?: readonly string[] | null;
   lastReportSequence: number | null;
   lastReportDigest: string | null;
   /** Highest accepted outcome batch sequence (per worker session). */
@@ -49,6 +50,10 @@ export const sameProcess = (
   existing.principal === req.principal &&
   isLive(existing, now);
 
+/** How many earlier sessions a session remembers taking its bound from: a process changes protocol version
+ *  once per offer (every 10 minutes), and a snapshot for the new session is published within seconds. */
+export const BOUND_FROM_KEPT = 4;
+
 export function register(
   existing: WorkerSession | null,
   req: RegisterRequest,
@@ -73,7 +78,7 @@ export function register(
         ackedVersion: existing.ackedVersion,
         ackedEpoch: existing.ackedEpoch,
         ackedChecksum: existing.ackedChecksum,
-        boundFrom: existing.sessionId,
+        boundFrom: [existing.sessionId, ...(existing.boundFrom ?? [])].slice(0, BOUND_FROM_KEPT),
       }
     : { ackedVersion: null, ackedEpoch: null, ackedChecksum: null };
   return {

@@ -55,7 +55,7 @@ describe('register / checkSession (contract §2)', () => {
   it('moving to another protocol version, the same live process keeps its ACK bound; no other one does', () => {
     // It still holds the snapshot it ACKed: without the bound its share started draining at once.
     const held = acked(first.session, 7, 3);
-    const bound = { ackedVersion: 7, ackedEpoch: 3, ackedChecksum: held.ackedChecksum, boundFrom: 's1' };
+    const bound = { ackedVersion: 7, ackedEpoch: 3, ackedChecksum: held.ackedChecksum, boundFrom: ['s1'] };
     const upgraded = register(held, { ...req, protocolVersion: 2 }, later(5), 's2', 30_000);
     expect(upgraded).toMatchObject({
       kind: 'new',
