@@ -7,7 +7,6 @@
 // writes in one commit cost about what one costs alone (bench/leases.ts). A caller that gives up (its
 // deadline: Firestore stalled) takes its writes out of the queue: sent after its request had answered 503,
 // a grant landed as a lease nobody holds, and a stall of minutes queued every request's writes meanwhile.
-// A commit already sent whose callers have all given up stops holding its slot (onAbandoned).
 
 /** What a batch of writes must offer: Firestore's WriteBatch, or a fake in unit tests. */
 export interface CommitBatch<T> {
@@ -68,9 +67,7 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
     write: Writes<B>,
     /**
      * The caller gave up (its deadline): writes still queued are dropped, never sent, and the commit
-     * rejects with the signal's reason. Writes already sent may still land (an answer lost, as any); once
-     * every caller of a commit in flight has given up, they are rejected with their reasons and the commit
-     * no longer counts toward `maxInFlight` (onAbandoned).
+     * rejects with the signal's reason. Writes already sent may still land (an answer lost, as any).
      */
     signal?: AbortSignal,
   ): Promise<ReadonlyArray<{ writeTime: T }>> {
@@ -106,54 +103,15 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const group = this.takeGroup();
       this.inFlight++;
-      let held = true;
-      const free = () => {
-        if (!held) return;
-        held = false;
-        this.inFlight--;
-        this.pump();
-      };
-      const unwatch = this.onAbandoned(group, free);
       this.send(group)
         .catch((err) => {
           for (const p of group) p.reject(err); // not reached: send() settles every caller itself
         })
         .finally(() => {
-          unwatch();
-          free();
+          this.inFlight--;
+          this.pump();
         });
     }
-  }
-
-  /**
-   * Calls `abandon` once every caller of a commit in flight has given up, each rejected with its reason;
-   * never while one of them has no signal. Returns what stops watching (the commit settled).
-   *
-   * The client retries a stalled Commit for up to ~10 minutes, long after its callers answered 503 at their
-   * deadline: two such commits held both slots, and every other write queued behind them, answering 503
-   * until the client gave up — Firestore back or not. The abandoned commit runs on untracked: it may still
-   * land, as any commit whose answer was lost, and no later write can be lost to it, for every batch the
-   * committer sends carries a preconditioned write (lease-state-access.ts: the proxy's state, updated at
-   * the version it was read at, or created), so a batch lands whole only on the state it was computed from.
-   * Abandoned commits outstanding stay bounded: at most `maxInFlight` per caller deadline.
-   */
-  private onAbandoned(group: Pending<B, T>[], abandon: () => void): () => void {
-    const signals: AbortSignal[] = [];
-    for (const p of group) {
-      if (!p.signal) return () => {};
-      signals.push(p.signal);
-    }
-    const unwatch = () => {
-      for (const s of signals) s.removeEventListener('abort', check);
-    };
-    const check = () => {
-      if (!signals.every((s) => s.aborted)) return;
-      unwatch();
-      for (const p of group) p.reject(p.signal!.reason);
-      abandon();
-    };
-    for (const s of signals) s.addEventListener('abort', check);
-    return unwatch;
   }
 
   /** The longest prefix-first selection of queued callers with no document in common. */
