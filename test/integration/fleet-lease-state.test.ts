@@ -151,13 +151,23 @@ describe('fleet feed: idle', () => {
         i.jobRuns.length,
       ];
     };
+    // A viewer held across each load, as the routes' streams hold one: with no viewer the idle timer (200 ms
+    // here) could stop the listeners whose first snapshots the load is waiting for (a cold emulator).
+    const look = async () => {
+      const leave = own.subscribe(() => {});
+      try {
+        await own.ready();
+      } finally {
+        leave();
+      }
+    };
     try {
-      await own.ready();
+      await look();
       expect(own.inputs().proxies.has('idle-a')).toBe(true);
       expect(own.inputs().leaseState.has('idle-a')).toBe(true);
       await new Promise((r) => setTimeout(r, IDLE * 3));
       expect(sizes()).toEqual([0, 0, 0, 0, 0, 0]);
-      await own.ready();
+      await look();
       expect(own.inputs().proxies.has('idle-a')).toBe(true);
       expect(own.inputs().leaseState.has('idle-a')).toBe(true);
     } finally {
