@@ -37,7 +37,7 @@ import { sweepOldSnapshots } from './sweep.js';
  * client's deadlines, so a Firestore slow on every call can still reach the timeout. What is left is the
  * next tick's: upkeep is idempotent.
  */
-export const UPKEEP_DEADLINE_MS = 90_000;
+export const UPKEEP_DEADLINE_MS = 80_000;
 
 export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up' | 'unservable';
 
