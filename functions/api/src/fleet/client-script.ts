@@ -224,7 +224,12 @@ export const FLEET_JS = String.raw`
   function onView(v) {
     render(v);
     setLive('live', 'live \u00b7 ' + new Date(v.generatedAt).toLocaleTimeString());
-    if (openName) showDetail(openName);
+    if (!openName) return;
+    // The stream says what exists: a proxy gone from it closes its panel, whatever a fetch answered (one
+    // deleted before its first fetch 404s without ever being shown, and was fetched again at every update).
+    var listed = v.rows.some(function (r) { return r.name === openName; });
+    if (listed) showDetail(openName);
+    else { openName = null; shownName = null; detail.hidden = true; }
   }
   // EventSource reconnects by itself after a dropped stream (Cloud Run ends each at its request timeout), but
   // gives up for good (CLOSED) on any answer other than 200, and does not say which: a reconnect that lands

@@ -248,6 +248,8 @@ function pageWithDom(answer: (url: string) => { status: number; body?: unknown }
 }
 
 describe('FLEET_JS with a proxy’s detail open', () => {
+  /** p-1's row, as a live update lists it. */
+  const LISTED = { ...buildFleetView(twoProxies().inputs(), NOW).rows[0]!, name: 'p-1' };
   const DETAIL = {
     row: { name: 'p-1', phase: 'Ready', mode: 'managed', location: 'us-central1-a' },
     uid: 'u',
@@ -265,14 +267,14 @@ describe('FLEET_JS with a proxy’s detail open', () => {
     await p.open('p-1');
     expect(p.detail.hidden).toBe(false);
     expect(p.fetches).toEqual(['/fleet/api/proxies/p-1']);
-    await p.update();
+    await p.update([LISTED]);
     expect(p.fetches).toHaveLength(2); // open: refetched on each live update
     deleted = true;
-    await p.update();
+    await p.update([LISTED]);
     expect(p.fetches).toHaveLength(3);
     expect(p.detail.hidden).toBe(true);
-    await p.update();
-    await p.update();
+    await p.update([LISTED]);
+    await p.update([LISTED]);
     expect(p.fetches).toHaveLength(3);
   });
 
@@ -281,11 +283,21 @@ describe('FLEET_JS with a proxy’s detail open', () => {
     let known = false;
     const p = pageWithDom(() => (known ? { status: 200, body: DETAIL } : { status: 404 }));
     await p.open('p-1');
-    expect(p.detail.hidden).not.toBe(false);
     known = true;
-    await p.update();
+    await p.update([LISTED]);
     expect(p.fetches).toHaveLength(2);
     expect(p.detail.hidden).toBe(false);
+  });
+
+  it('a proxy gone from the stream closes its panel, even one never shown: no fetch at every update', async () => {
+    // Re-read of 841fac85: deleted between the stream's update and the click, its first fetch 404s, the
+    // panel is never shown, and openName stayed set — fetched again at every live update.
+    const p = pageWithDom(() => ({ status: 404 }));
+    await p.open('p-1');
+    await p.update([]);
+    await p.update([]);
+    expect(p.fetches).toEqual(['/fleet/api/proxies/p-1']);
+    expect(p.detail.hidden).not.toBe(false);
   });
 
   it('keeps it open on another refusal (a 503 while the views load): the next update retries', async () => {
@@ -293,9 +305,9 @@ describe('FLEET_JS with a proxy’s detail open', () => {
     const p = pageWithDom(() => ({ status, body: DETAIL }));
     await p.open('p-1');
     status = 503;
-    await p.update();
+    await p.update([LISTED]);
     expect(p.detail.hidden).toBe(false);
-    await p.update();
+    await p.update([LISTED]);
     expect(p.fetches).toHaveLength(3);
   });
 });
