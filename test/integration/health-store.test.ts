@@ -114,7 +114,7 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
       });
     const read = (await store.get('h-old'))!;
     expect(Object.keys(read.tracks).sort()).toEqual(keys);
-    // No active verdict stored: left out, so that decideHealth takes the stored verdict for it.
+    // No active verdict stored: left out, so that keptActiveVerdict derives it from the stored tracks.
     expect(read).not.toHaveProperty('activeVerdict');
     expect(healthVerdictOf(read)).toMatchObject({ healthy: true, unreachableRoutes: [] });
   });

@@ -3,11 +3,7 @@
 // and another tick is never refused, however soon after a run it comes. Sweeps are built to overlap
 // harmlessly (sweep.ts) and the record otherwise only reports: a sweep whose claim fails still runs
 // (recordRun).
-import {
-  boundedRuns,
-  CLAIM_TIMEOUT_MS,
-  RECORD_MARGIN_MS,
-} from '../../../shared/src/adapters/bounded-job-runs.js';
+import { boundedRuns } from '../../../shared/src/adapters/bounded-job-runs.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -65,10 +61,7 @@ export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
  * claim, with most of its window left — unbounded, a stalled claim held the sweep past its window and the
  * function's timeout, which cut the invocation off with nothing recorded or logged. Its record is waited
  * for until RECORD_MARGIN_MS before the timeout (boundedRuns, shared with the probe and snapshot ticks).
- */
-export { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS };
-
-/**
+ *
  * A sweep that stopped early (Firestore unavailable) or whose publishes failed returns (the due times stay
  * in Firestore, the next poll or sweep publishes them again) but is a failed run: recorded not ok, with
  * where the next sweep takes the drift range up, and logged as a failed tick (job.tick_failed), so that a

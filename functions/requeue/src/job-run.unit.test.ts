@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS } from '../../../shared/src/adapters/bounded-job-runs.js';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { claimRefused, type JobRun, type JobRunStore } from '../../../shared/src/ports/job-runs.js';
-import { CLAIM_TIMEOUT_MS, RECORD_MARGIN_MS, recordedSweep } from './job-run.js';
+import { recordedSweep } from './job-run.js';
 import type { SweepReport } from './sweep.js';
 
 /**

@@ -206,6 +206,13 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       unassigned: cap.unassigned,
     });
   }
+  if (dry.plan.drainsHeld > 0) {
+    // A worker joining beside one owning more than twice what a report carries: the moves start in batches.
+    deps.log.info('gateway moves held back: their owners already drain as many proxies as a report carries', {
+      event: 'gateway.drains_held',
+      held: dry.plan.drainsHeld,
+    });
+  }
   if (dry.plan.ownership.epoch === dry.obs.input.epoch && dry.steps.every((s) => s.step.kind === 'none'))
     return summary;
 

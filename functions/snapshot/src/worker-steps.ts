@@ -32,8 +32,8 @@ export interface StepContext {
   header: SnapshotHeader | null;
   /** The worker's ACK bound (null before its first accepted ACK). */
   ackedVersion: number | null;
-  /** The session of the same process the worker's session took that bound from, whose ACK debt it
-   *  carries (workers/session.ts boundFrom). */
+  /** The earlier sessions of the same process the worker's session took that bound from (newest first),
+   *  whose ACK debt it carries (workers/session.ts boundFrom). */
   boundFrom: readonly string[] | null;
   /**
    * The planner lock this pass holds (pass.ts): a save is refused once the lock is another's, so a pass

@@ -117,7 +117,7 @@ const slotKey = (s: Pick<ReplacementSlot, 'proxy' | 'uid' | 'takenAt'>): string 
   `${s.proxy}\u0000${s.uid}\u0000${s.takenAt.getTime()}`;
 
 /**
- * Per stored slot, the fields this revision does not know. The document is rewritten whole, and during a
+ * Per stored slot, the fields this revision does not know. The slots list is rewritten whole, and during a
  * rolling deploy an older revision's write dropped what a newer one had stored — `replacing` (which
  * instance a slot's replacement replaces) and `takeId` went that way, the slot then freed by the old
  * instance's Healthy verdict while its replacement still ran (docs/deploy.md § Upgrading).

@@ -5,6 +5,7 @@
 import { type DocumentData, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { storedFields } from '../../domain/stored-issues.js';
+import { BOUND_FROM_KEPT } from '../../domain/workers/session.js';
 import type { WorkerRecord } from '../../ports/workers.js';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
@@ -31,7 +32,12 @@ const WorkerDoc = z.object({
   ackedEpoch: int.nullable(),
   ackedChecksum: z.string().nullable(),
   // Absent in a document written before it: none.
-  boundFrom: z.array(z.string()).max(16).nullable().optional(),
+  // Room past BOUND_FROM_KEPT for a newer release that keeps more (read whole; this one keeps its own few).
+  boundFrom: z
+    .array(z.string())
+    .max(4 * BOUND_FROM_KEPT)
+    .nullable()
+    .optional(),
   lastReportSequence: int.nullable(),
   lastReportDigest: z.string().nullable(),
   outcomeSequence: int,

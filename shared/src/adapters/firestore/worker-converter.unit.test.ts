@@ -73,6 +73,11 @@ describe('workers/{id} size', () => {
     expect(readWorkerDoc(workerToFirestore(record))).toEqual({ record });
   });
 
+  it('lists a boundFrom that is no list of session ids as a field that does not fit, never its value', () => {
+    const doc = { ...workerToFirestore(worstCase()), boundFrom: 'sess-1' };
+    expect(readWorkerDoc(doc)).toEqual({ fields: ['boundFrom'] });
+  });
+
   it('reads a document written before boundFrom (or with it null) as taking no bound from another session', () => {
     const record = worstCase();
     const { boundFrom: _none, ...older } = workerToFirestore(record);

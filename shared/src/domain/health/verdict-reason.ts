@@ -15,15 +15,6 @@ export const SUSPECT_REASONS: ReadonlySet<string> = new Set(['ProbeSuspect', 'Pa
 export type ActiveTrack = 'BASIC' | 'EGRESS';
 export const ACTIVE_TRACKS: readonly ActiveTrack[] = ['BASIC', 'EGRESS'];
 
-/** `active`: the tiers this probe runs, each of which needs a verdict before the proxy has one. */
-export function proxyVerdict(
-  tracks: Partial<Record<TrackKey, TrackState>>,
-  active: readonly ActiveTrack[],
-  passive: PassiveTrack | null,
-): Verdict | null {
-  return withPassive(activeVerdict(tracks, active), passive);
-}
-
 /** The proxy's verdict from its active tiers' one and the gateways' PASSIVE track, which can only make it
  *  worse. No active verdict: the gateways' word alone never makes one (they only see proxies that had one). */
 export function withPassive(active: Verdict | null, passive: PassiveTrack | null): Verdict | null {
@@ -33,7 +24,8 @@ export function withPassive(active: Verdict | null, passive: PassiveTrack | null
 
 /** A known UNHEALTHY tier decides alone: EGRESS runs only through a proxy that passes BASIC, so a proxy
  *  failing BASIC from its first probe never gets an EGRESS verdict, and must still become UNHEALTHY.
- *  Otherwise every active tier needs a verdict, and the worst one wins; null while one has none. */
+ *  Otherwise every active tier — `active`: those this probe runs — needs a verdict, and the worst one
+ *  wins; null while one has none. */
 export function activeVerdict(
   tracks: Partial<Record<TrackKey, TrackState>>,
   active: readonly ActiveTrack[],
@@ -45,8 +37,7 @@ export function activeVerdict(
 /** The Healthy condition's reason and message. The active tiers' own failure explains first (BASIC before
  *  EGRESS: an unreachable proxy is not an egress problem); PASSIVE explains only a verdict that the active
  *  tiers alone would not give. The stored verdict is the truth (a state without tracks — an older
- *  document — still has a reason). The stored active tracks are the ones the probe runs (decideHealth
- *  drops the others), so a verdict made from them is the one decideHealth made. */
+ *  document — still has a reason); the active verdict it was made from is keptActiveVerdict's. */
 export function healthReason(s: ProxyHealthState): { reason: string; message: string } | null {
   if (s.verdict === null) return null;
   const active = keptActiveVerdict(s);

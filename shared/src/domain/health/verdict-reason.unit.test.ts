@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { PassiveTrack } from './passive-track.js';
 import { healthVerdictOf, initialHealth, type ProxyHealthState } from './proxy-health.js';
 import type { TrackKey, TrackState, Verdict } from './verdict.js';
-import { type ActiveTrack, healthReason, proxyVerdict, SUSPECT_REASONS } from './verdict-reason.js';
+import {
+  type ActiveTrack,
+  activeVerdict,
+  healthReason,
+  SUSPECT_REASONS,
+  withPassive,
+} from './verdict-reason.js';
 
 const track = (verdict: Verdict | null): TrackState => ({ verdict, consecutiveOk: 0, consecutiveFail: 0 });
 const passive = (verdict: Verdict): PassiveTrack => ({ track: track(verdict), lastSignalAt: new Date(0) });
@@ -14,7 +20,7 @@ const tracksOf = (basic: Verdict | null, egress: Verdict | null | undefined) => 
   return t;
 };
 
-describe('proxyVerdict: worst of the active tiers and PASSIVE', () => {
+describe('the verdict: worst of the active tiers and PASSIVE (activeVerdict, withPassive)', () => {
   it.each<[string, Verdict | null, Verdict | null, Verdict | null, Verdict | null]>([
     ['active only', 'AVAILABLE', 'AVAILABLE', null, 'AVAILABLE'],
     ['passive SUSPECT over AVAILABLE', 'AVAILABLE', 'AVAILABLE', 'SUSPECT', 'SUSPECT'],
@@ -24,11 +30,13 @@ describe('proxyVerdict: worst of the active tiers and PASSIVE', () => {
     ['no active verdict yet: passive alone makes none', null, null, 'UNHEALTHY', null],
     ['a missing EGRESS verdict: none', 'AVAILABLE', null, 'UNHEALTHY', null],
   ])('%s', (_name, basic, egress, pass, expected) => {
-    expect(proxyVerdict(tracksOf(basic, egress), BOTH, pass ? passive(pass) : null)).toBe(expected);
+    expect(withPassive(activeVerdict(tracksOf(basic, egress), BOTH), pass ? passive(pass) : null)).toBe(
+      expected,
+    );
   });
 });
 
-describe('proxyVerdict: which active tiers must have a verdict', () => {
+describe('activeVerdict: which active tiers must have a verdict', () => {
   it.each<[string, Verdict | null, Verdict | null | undefined, ActiveTrack[], Verdict | null]>([
     ['BASIC failing from the first probe: EGRESS never ran', 'UNHEALTHY', undefined, BOTH, 'UNHEALTHY'],
     ['a known UNHEALTHY EGRESS decides alone too', null, 'UNHEALTHY', BOTH, 'UNHEALTHY'],
@@ -39,7 +47,7 @@ describe('proxyVerdict: which active tiers must have a verdict', () => {
     ['no echo endpoint: a stored EGRESS does not count', 'AVAILABLE', 'UNHEALTHY', ['BASIC'], 'AVAILABLE'],
     ['no echo endpoint, BASIC undecided: none', null, 'AVAILABLE', ['BASIC'], null],
   ])('%s', (_name, basic, egress, active, expected) => {
-    expect(proxyVerdict(tracksOf(basic, egress), active, null)).toBe(expected);
+    expect(activeVerdict(tracksOf(basic, egress), active)).toBe(expected);
   });
 });
 
@@ -55,7 +63,7 @@ function state(
     ...initialHealth('p1', 'i', null, { successThreshold: 2, failureThreshold: 2 }),
     tracks,
     passive: p,
-    verdict: proxyVerdict(tracks, BOTH, p),
+    verdict: withPassive(activeVerdict(tracks, BOTH), p),
     egressProblem,
   };
 }
@@ -156,7 +164,7 @@ describe('TARGET tracks never make the proxy verdict (contract §6: per route, d
     ['targets UNHEALTHY, EGRESS SUSPECT', 'AVAILABLE', 'SUSPECT', 'UNHEALTHY', 'SUSPECT', 'ProbeSuspect'],
   ])('%s', (_name, basic, egress, targets, verdict, reason) => {
     const tracks = withTargets(basic, egress, targets);
-    expect(proxyVerdict(tracks, BOTH, null)).toBe(verdict);
+    expect(activeVerdict(tracks, BOTH)).toBe(verdict);
     const s: ProxyHealthState = { ...state('AVAILABLE', null), tracks, verdict };
     expect(healthReason(s)?.reason).toBe(reason);
     expect(healthVerdictOf(s)?.unreachableRoutes).toEqual(targets === 'UNHEALTHY' ? ['news', 'shop'] : []);

@@ -79,6 +79,9 @@ export interface PassPlan {
    * gave more than MAX_SNAPSHOT_PROXIES (logged), and the proxies moved or left unassigned for it.
    */
   cap: ShareCap;
+  /** Moves the balance wanted that wait for drains to end: their owners already drain as many as a runtime
+   *  report carries (drain-budget.ts), logged so that a worker filling slowly says why. */
+  drainsHeld: number;
 }
 
 /**
@@ -173,7 +176,8 @@ export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): bo
 /**
  * `cap`: the most proxies one worker may be given (MAX_SNAPSHOT_PROXIES; smaller only in tests);
  * `maxDraining`: the most one worker may be draining for a move it could have kept (WORKER_LIMITS.maxCounts,
- * what its runtime report carries: drain-budget.ts).
+ * what its runtime report carries: drain-budget.ts) — also the report size past which one is read as
+ * possibly cut (reportCut below), as the two are one limit.
  */
 export function planPass(
   x: PassInput,
@@ -287,7 +291,7 @@ export function planPass(
   // Moves of proxies a narrow route selects go first: the new worker's share of a small route should not
   // wait drain cycles behind the default route's, answering that route 503 no_upstream meanwhile.
   const narrow = x.routing.map((r) => Object.entries(r.selector ?? {})).filter((sel) => sel.length > 0);
-  const { changes } = withinDrainBudget({
+  const { changes, held: drainsHeld } = withinDrainBudget({
     changes: planned,
     records: x.records,
     voluntary: (proxy, owner) => !!desired.get(proxy) && !!eligibleFor.get(proxy)?.includes(owner),
@@ -332,5 +336,5 @@ export function planPass(
       draining: Object.fromEntries(drainingFrom(id, mine)),
     });
   }
-  return { ownership, records, builds, overdue, cap: capped.cap };
+  return { ownership, records, builds, overdue, cap: capped.cap, drainsHeld };
 }

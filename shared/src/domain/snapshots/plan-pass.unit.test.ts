@@ -1034,6 +1034,7 @@ describe('planPass: no worker draining more than its report carries (WORKER_LIMI
       for (const p of plans) expect(mostDraining(p)).toBeLessThanOrEqual(max);
       const [first, second, third, settled] = plans;
       expect(drainingOf(first!)).toEqual(new Map([['w1', max]]));
+      expect([first!.drainsHeld, settled!.drainsHeld]).toEqual([1_000, 0]);
       // The drains ended: released to w2, and the moves held back start now (the balance starts from the
       // current owners and still finds w2 short).
       expect(first!.builds.find((b) => b.workerId === 'w1')!.owned).toHaveLength(2_000 + max);

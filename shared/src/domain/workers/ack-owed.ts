@@ -27,15 +27,16 @@ export interface OwedHeader {
   ackOwed?: AckOwed | null;
 }
 
-/** The session a header's debt is asked about: its id, and the session of the same process it took its
- *  ACK bound from (workers/session.ts boundFrom), whose debt it carries. */
-export type Debtor = string | { sessionId: string; boundFrom?: readonly string[] | null };
+/** The session a header's debt is asked about: its id, and the earlier sessions of the same process it
+ *  took its ACK bound from (workers/session.ts boundFrom, newest first), whose debt it carries. */
+export interface Debtor {
+  sessionId: string;
+  boundFrom?: readonly string[] | null;
+}
 
 /** Whether a header built for `headerSession` records the debt of `who`. */
 const debtOf = (headerSession: string | null | undefined, who: Debtor): boolean =>
-  typeof who === 'string'
-    ? headerSession === who
-    : headerSession === who.sessionId || (!!headerSession && !!who.boundFrom?.includes(headerSession));
+  headerSession === who.sessionId || (!!headerSession && !!who.boundFrom?.includes(headerSession));
 
 /** The ACK a header records as owed by `who`: none when the header was built for another session. */
 export const owedBy = (h: OwedHeader | null | undefined, who: Debtor): AckOwed | null =>

@@ -3,6 +3,7 @@ import { type AckOwed, ackOverdue, endsOverdue, nextAckOwed, owedBy } from './ac
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t = (s: number) => new Date(t0.getTime() + s * 1000);
+const S1 = { sessionId: 's1' };
 
 describe('the ACK a worker owes', () => {
   /** The header of version `version` saved at `at` seconds for `sessionId`, recording `ackOwed`. */
@@ -15,31 +16,31 @@ describe('the ACK a worker owes', () => {
 
   it('is recorded at the first version the session has not ACKed, and carried while it stays unpaid', () => {
     // Nothing saved yet: this version is owed.
-    expect(nextAckOwed(null, 's1', null, 1, t0)).toEqual({ version: 1, since: t0 });
+    expect(nextAckOwed(null, S1, null, 1, t0)).toEqual({ version: 1, since: t0 });
     // A header stored before the field, its version ACKed: this version is owed.
-    expect(nextAckOwed(header(4, -30), 's1', 4, 5, t0)).toEqual({ version: 5, since: t0 });
+    expect(nextAckOwed(header(4, -30), S1, 4, 5, t0)).toEqual({ version: 5, since: t0 });
     const owed = { version: 5, since: t0 };
     // Versions 6 and 7 go out with 5 still unACKed: it is still 5 that is owed, since t0.
-    expect(nextAckOwed(header(5, 0, owed), 's1', 4, 6, t(30))).toBe(owed);
-    expect(nextAckOwed(header(6, 30, owed), 's1', null, 7, t(60))).toBe(owed);
+    expect(nextAckOwed(header(5, 0, owed), S1, 4, 6, t(30))).toBe(owed);
+    expect(nextAckOwed(header(6, 30, owed), S1, null, 7, t(60))).toBe(owed);
   });
 
   it('once paid: the previous version if that one is unACKed still, else this one', () => {
     const owed = { version: 5, since: t0 };
-    expect(nextAckOwed(header(6, 30, owed), 's1', 6, 7, t(60))).toEqual({ version: 7, since: t(60) });
+    expect(nextAckOwed(header(6, 30, owed), S1, 6, 7, t(60))).toEqual({ version: 7, since: t(60) });
     // 5 was ACKed while 6 was being saved (the pass read the bound at 4): 6 is owed since it was saved.
-    expect(nextAckOwed(header(6, 30, owed), 's1', 5, 7, t(60))).toEqual({ version: 6, since: t(30) });
+    expect(nextAckOwed(header(6, 30, owed), S1, 5, 7, t(60))).toEqual({ version: 6, since: t(30) });
     // A header stored before the field, its version unACKed: that version is owed since it was saved.
-    expect(nextAckOwed(header(4, -30), 's1', 3, 5, t0)).toEqual({ version: 4, since: t(-30) });
+    expect(nextAckOwed(header(4, -30), S1, 3, 5, t0)).toEqual({ version: 4, since: t(-30) });
   });
 
   it('a header built for another session owes nothing of this one’s', () => {
     const owed = { version: 5, since: t0 };
-    expect(owedBy(header(6, 30, owed, 's0'), 's1')).toBeNull();
-    expect(owedBy(header(6, 30, owed), 's1')).toBe(owed);
-    expect(owedBy(header(6, 30), 's1')).toBeNull();
-    expect(owedBy(null, 's1')).toBeNull();
-    expect(nextAckOwed(header(6, 30, owed, 's0'), 's1', null, 7, t(60))).toEqual({
+    expect(owedBy(header(6, 30, owed, 's0'), S1)).toBeNull();
+    expect(owedBy(header(6, 30, owed), S1)).toBe(owed);
+    expect(owedBy(header(6, 30), S1)).toBeNull();
+    expect(owedBy(null, S1)).toBeNull();
+    expect(nextAckOwed(header(6, 30, owed, 's0'), S1, null, 7, t(60))).toEqual({
       version: 7,
       since: t(60),
     });

@@ -40,7 +40,7 @@ export type RegisterDecision =
   | { kind: 'new'; session: WorkerSession; supersededSessionId: string | null };
 
 /** Whether `req` comes from the live process `existing` was opened by: a retry, or a protocol change. */
-export const sameProcess = (
+const sameProcess = (
   existing: WorkerSession | null,
   req: RegisterRequest,
   now: Date,
@@ -71,8 +71,9 @@ export function register(
   // registration asks for — every one of them started draining, its next snapshot listed none, and its
   // re-ACK of the one it held was refused stale_epoch once that pass committed: a gateway of the default
   // worker id (gw-<instance>) served nothing for seconds at every API rollout adding a protocol version.
-  // Its ACK debt goes with the bound (boundFrom: the snapshot header records it for the old session):
-  // dropped, a process withheld for an ACK it owes got its share back by changing version.
+  // Its ACK debt goes with the bound (boundFrom: the snapshot header records it under the session it was
+  // built for, one of the earlier ones): dropped, a process withheld for an ACK it owes got its share back
+  // by changing version.
   const bound = same
     ? {
         ackedVersion: existing.ackedVersion,
