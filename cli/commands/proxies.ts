@@ -1,5 +1,6 @@
 // proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] [--page-size N] | get NAME
 // | delete NAME
+import { SUSPECT_REASONS } from '../../shared/src/domain/health/verdict-reason.js';
 import { MAX_LIST_PAGE_SIZE, refusesPaging } from '../../shared/src/domain/leases/wire.js';
 import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
@@ -120,9 +121,13 @@ function stoppedAt(proxies: Array<{ name: string }>, failedAt: number): string {
   ].join('');
 }
 
+/** The Healthy column: `suspect` for a SUSPECT verdict (Healthy=True, ranked below sound proxies by lease
+ *  selection), as the fleet page shows it — `yes` there hid a proxy the gateways keep failing. */
 export function healthyOf(p: ProxyJson): string {
   const c = p.status.conditions.find((x) => x.type === 'Healthy');
-  return c ? (c.status === 'True' ? 'yes' : c.status === 'False' ? 'no' : '?') : '-';
+  if (!c) return '-';
+  if (c.status === 'True') return SUSPECT_REASONS.has(c.reason ?? '') ? 'suspect' : 'yes';
+  return c.status === 'False' ? 'no' : '?';
 }
 
 /** A managed proxy's zone; an external one's host:port, prefixed `socks5://` when it speaks SOCKS5. */

@@ -212,6 +212,37 @@ describe('proxies list', () => {
     expect(io.errLines).toEqual([]);
   });
 
+  it('reads suspect in the Healthy column for a SUSPECT verdict, as the fleet page does', async () => {
+    const io = recordingIo();
+    const healthy = (name: string, status: string, reason: string) => {
+      const p = listed(name, { mode: 'managed', zone: 'us-central1-a' });
+      return { ...p, status: { ...p.status, conditions: [{ type: 'Healthy', status, reason }] } };
+    };
+    const proxies = [
+      healthy('p-sound', 'True', 'ProbeSucceeded'),
+      healthy('p-passive', 'True', 'PassiveSuspect'),
+      healthy('p-probe', 'True', 'ProbeSuspect'),
+      healthy('p-down', 'False', 'PassiveFailures'),
+    ];
+    const fetch = (async () =>
+      new Response(JSON.stringify({ proxies, count: proxies.length }), {
+        status: 200,
+      })) as typeof globalThis.fetch;
+    expect(await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch))).toBe(0);
+    const healthyCell = (name: string) =>
+      io.outLines
+        .join('\n')
+        .split('\n')
+        .find((l) => l.startsWith(`${name} `))
+        ?.split(/\s{2,}/)[4];
+    expect(['p-sound', 'p-passive', 'p-probe', 'p-down'].map(healthyCell)).toEqual([
+      'yes',
+      'suspect',
+      'suspect',
+      'no',
+    ]);
+  });
+
   it('marks what was asked of a proxy beside its phase: cordoned, deleting, both', async () => {
     const io = recordingIo();
     const zone = { mode: 'managed', zone: 'us-central1-a' };
