@@ -1309,11 +1309,11 @@ describe('the topology tables agree with each other where the code assumes they 
 
   it("the snapshot tick's upkeep deadline leaves a unit begun at it, at its worst, and the run's record inside the timeout", () => {
     // Upkeep begins no unit of work (the parts sweep's batch, a worker's removal, a page or a deletion of
-    // subscriptions) past UPKEEP_DEADLINE_MS from the tick's start (snapshot handler.ts). One begun just
+    // subscriptions) past UPKEEP_DEADLINE_MS after the run's claim (snapshot handler.ts). One begun just
     // before it may take its worst case — a subscription delete cut at SUBSCRIPTION_DELETE_TIMEOUT_MS, or a
-    // Firestore call as long — then the subscription cursor's save and the job run's record, a call each at
-    // most as long: all before the timeout, past which the tick is redelivered (a whole pass and upkeep
-    // again) and its run is not recorded. A worker's removal is several Firestore calls; a Firestore as slow
+    // Firestore call as long — then the subscription cursor's save, a call at most as long: all before the
+    // run's record is given up, before the timeout, past which the tick is redelivered (a whole pass and
+    // upkeep again) and its run is not recorded. A worker's removal is several Firestore calls; a Firestore as slow
     // as that on each can still reach the timeout.
     // The deadline counts from after the job run's claim, which may itself take CLAIM_TIMEOUT_MS (bounded
     // since c1fd3c48; the pass and upkeep wait for it), and the record is given up RECORD_MARGIN_MS before

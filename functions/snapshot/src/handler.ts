@@ -11,7 +11,7 @@
 // fails that way (a stored document out of shape). Once its pass has run, a request is
 // retried for a worker session's TTL at most (by its publish time): past that a quicker pass no longer
 // saves the worker's session. A tick's storage upkeep starts no unit of work past UPKEEP_DEADLINE_MS
-// from the tick's start: the pass may have used most of the timeout, and a tick cut off at it is redelivered
+// after the tick is decoded (after its run's claim): the pass may have used most of the timeout, and a tick cut off at it is redelivered
 // (a whole pass and upkeep again, unrecorded).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
@@ -30,10 +30,11 @@ import { permanentStepFailure, retriesOf } from './step-failure.js';
 import { sweepOldSnapshots } from './sweep.js';
 
 /**
- * How long after a tick is decoded its upkeep may begin a unit of work (the parts sweep's batch, a worker's
- * removal, a page or a deletion of subscriptions): a subscription delete begun just before it (cut at
- * 10 s), the cursor's save and the run's record, each allowed as long, end inside the function's 120 s
- * timeout (test/terraform/code-contract.test.ts). It bounds what starts: a Firestore call has only the
+ * How long after a tick is decoded — after its run's claim, itself given up at 10 s (tick-recording.ts) —
+ * its upkeep may begin a unit of work (the parts sweep's batch, a worker's removal, a page or a deletion of
+ * subscriptions): a subscription delete begun just before it (cut at 10 s) and the cursor's save (as long)
+ * end before the run's record is given up, 2 s before the function's 120 s timeout
+ * (test/terraform/code-contract.test.ts). It bounds what starts: a Firestore call has only the
  * client's deadlines, so a Firestore slow on every call can still reach the timeout. What is left is the
  * next tick's: upkeep is idempotent.
  */
