@@ -48,17 +48,7 @@ const reclaims: ReclaimStore = {
     return deleted;
   },
 };
-const { app, passes } = gatewayAdminApp(db, { now: new Date('2026-12-07T11:00:00Z'), routing, reclaims });
-
-const send = async (method: string, path: string, body?: unknown) =>
-  (
-    await app.request(path, {
-      method,
-      ...(body === undefined
-        ? {}
-        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    })
-  ).status;
+const { passes, send } = gatewayAdminApp(db, { now: new Date('2026-12-07T11:00:00Z'), routing, reclaims });
 
 describe('a gateway admin write answered 503 that landed', () => {
   it('PUT /routing asks for the pass before its 503; the retry, unchanged, asks for none', async () => {

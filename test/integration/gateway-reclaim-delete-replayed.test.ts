@@ -41,17 +41,7 @@ const reclaims: ReclaimStore = {
     throw new WorkerStoreError('unavailable', 'deadline exceeded; the write may still land');
   },
 };
-const { app, passes } = gatewayAdminApp(db, { now, reclaims });
-
-const send = async (method: string, path: string, body?: unknown) =>
-  (
-    await app.request(path, {
-      method,
-      ...(body === undefined
-        ? {}
-        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    })
-  ).status;
+const { passes, send } = gatewayAdminApp(db, { now, reclaims });
 const reclaimed = async () => (await new FirestoreReclaimStore(db).list(now)).map((r) => r.proxy);
 
 describe('a reclaim DELETE whose commit the client sent again after it landed', () => {

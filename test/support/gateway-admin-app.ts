@@ -47,5 +47,15 @@ export function gatewayAdminApp(
     log: memoryLogger(),
     settings: DEFAULT_WORKER_SETTINGS, // view horizon 1 h
   });
-  return { app, passes };
+  /** A request to the routes (a JSON body when given), answered with its status. */
+  const send = async (method: string, path: string, body?: unknown) =>
+    (
+      await app.request(path, {
+        method,
+        ...(body === undefined
+          ? {}
+          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      })
+    ).status;
+  return { app, passes, send };
 }

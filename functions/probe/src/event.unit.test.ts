@@ -5,21 +5,7 @@ import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { onProbeEvent } from './event.js';
 import type { ProbeHandlerDeps } from './handler.js';
-
-// The CloudEvent the functions framework builds from a push of the Scheduler's tick.
-const tickEvent = (job: string) => ({
-  specversion: '1.0',
-  id: '11',
-  type: 'google.cloud.pubsub.topic.v1.messagePublished',
-  source: '//pubsub.googleapis.com/projects/demo/topics/ticks-probe',
-  data: {
-    message: {
-      data: Buffer.from(JSON.stringify({ job })).toString('base64'),
-      messageId: '11',
-      publishTime: '2026-01-01T00:00:00.000Z',
-    },
-  },
-});
+import { tickEvent } from './tick-event-fixture.unit.js';
 
 describe('onProbeEvent', () => {
   it('a tick that throws logs one structured ERROR line (job.tick_failed) and still fails the invocation', async () => {

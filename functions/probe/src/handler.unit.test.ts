@@ -15,6 +15,7 @@ import { onProbeEvent } from './event.js';
 import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
+import { tickEvent } from './tick-event-fixture.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const sec = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -774,19 +775,7 @@ describe('handleProbeTick when Firestore does not answer its run record', () => 
     vi.useRealTimers();
   });
   const timeoutMs = 120_000;
-  const tickEvent = {
-    specversion: '1.0',
-    id: '11',
-    type: 'google.cloud.pubsub.topic.v1.messagePublished',
-    source: '//pubsub.googleapis.com/projects/demo/topics/ticks-probe',
-    data: {
-      message: {
-        data: Buffer.from(JSON.stringify({ job: ProbeJob })).toString('base64'),
-        messageId: '11',
-        publishTime: '2026-01-01T00:00:00.000Z',
-      },
-    },
-  };
+  const probeTick = tickEvent(ProbeJob);
   const never = () => new Promise<never>(() => {});
 
   it('a claim that never answers fails the tick at CLAIM_TIMEOUT_MS, logged once as job.tick_failed', async () => {
@@ -795,7 +784,7 @@ describe('handleProbeTick when Firestore does not answer its run record', () => 
     const { d } = deps(false);
     const probe: ProbeHandlerDeps = { ...d, log, timeoutMs, jobs: { ...d.jobs, claim: never } };
     let outcome: unknown;
-    void onProbeEvent(probe, log, tickEvent).then(
+    void onProbeEvent(probe, log, probeTick).then(
       () => (outcome = 'resolved'),
       (err: unknown) => (outcome = err),
     );
@@ -832,7 +821,7 @@ describe('handleProbeTick when Firestore does not answer its run record', () => 
       },
     };
     let outcome: unknown;
-    void onProbeEvent(probe, log, tickEvent).then(
+    void onProbeEvent(probe, log, probeTick).then(
       () => (outcome = 'resolved'),
       (err: unknown) => (outcome = err),
     );
