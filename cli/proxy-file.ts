@@ -15,7 +15,7 @@
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { RESERVED_PORT_MESSAGE, reservedManagedPort } from '../shared/src/domain/cloud-init/proxy-port.js';
-import { quotableHost, refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
+import { ENDPOINT_HOST_RULE, quotableHost, refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
@@ -122,9 +122,7 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
   const host = refusedEndpointHost(spec, current);
   // Quoted without what could be a password: "user:pw@host" or "host:port:user:pw" must not put one on stderr.
   if (host !== null)
-    problems.push(
-      `${where}: spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone): ${quotableHost(host)}`,
-    );
+    problems.push(`${where}: spec.endpoint.host: not ${ENDPOINT_HOST_RULE}: ${quotableHost(host)}`);
   if (refusedHealthCheckUrl(spec, current)) {
     problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);
   }

@@ -111,6 +111,8 @@ export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
   }
   return {
     ...e,
+    /** The deployed timeout (functions.json), read once: the budget checks above and the run's record. */
+    timeoutMs: timeout * 1000,
     PROBE_PASSIVE_EXPIRY_SECONDS: expiry,
     PROBE_TARGET_CONCURRENCY: e.PROBE_TARGET_CONCURRENCY ?? TARGET_CONCURRENCY_FACTOR * e.PROBE_CONCURRENCY,
   };

@@ -20,7 +20,6 @@ import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/re
 import { CachedSecretReader } from '../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
-import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { firstHoldMs, PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 import { type Clock, systemClock } from '../../../shared/src/ports/clock.js';
 import type { SecretReader } from '../../../shared/src/ports/secrets.js';
@@ -66,7 +65,7 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     jobs: new FirestoreJobRunStore(db),
     // The deployed timeout, from the table Terraform deploys it from: the run's record is waited for only
     // until shortly before it (handler.ts, boundedRuns).
-    timeoutMs: (loadFunctionTable().functions.probe?.timeoutSeconds ?? 120) * 1000,
+    timeoutMs: config.timeoutMs,
     // The same publisher as the API's, requeue's, rotation's and reconcile's own: the request carries the
     // `proxy` attribute an operator filters a subscription or the logs by.
     publisher: new PubSubReconcilePublisher(pubsub),

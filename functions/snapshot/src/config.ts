@@ -46,6 +46,8 @@ export interface SnapshotConfig {
   pubsubEmulatorHost?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   settings: WorkerSettings;
+  /** The deployed timeout (functions.json): the planner lock's hold and the run's record follow it. */
+  timeoutMs: number;
   lockMs: number;
   lockHoldMs: number;
   sweep: { afterMs: number; batch: number };
@@ -64,6 +66,7 @@ export function loadSnapshotConfig(env: Record<string, string | undefined> = pro
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     logLevel: e.LOG_LEVEL,
     settings,
+    timeoutMs: timeout * 1000,
     lockMs: e.SNAPSHOT_LOCK_SECONDS * 1000,
     lockHoldMs: (timeout + 10) * 1000,
     sweep: { afterMs: e.SNAPSHOT_SWEEP_AFTER_SECONDS * 1000, batch: e.SNAPSHOT_SWEEP_BATCH },

@@ -11,7 +11,6 @@ import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.j
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { PubSubSnapshotRequester } from '../../../shared/src/adapters/pubsub/snapshot-requester.js';
 import { PubSubSubscriptionReaper } from '../../../shared/src/adapters/pubsub/subscription-reaper.js';
-import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
@@ -57,7 +56,7 @@ const recording = tickRecording({
   runs: new FirestoreJobRunStore(db),
   clock: systemClock,
   log,
-  timeoutMs: (loadFunctionTable().functions.snapshot?.timeoutSeconds ?? 120) * 1000,
+  timeoutMs: config.timeoutMs,
 });
 
 functions.cloudEvent('snapshot', (event: functions.CloudEvent<unknown>) =>

@@ -8,7 +8,11 @@ import {
   RESERVED_PORT_MESSAGE,
   reservedManagedPort,
 } from '../../../../shared/src/domain/cloud-init/proxy-port.js';
-import { quotableHost, refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
+import {
+  ENDPOINT_HOST_RULE,
+  quotableHost,
+  refusedEndpointHost,
+} from '../../../../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
@@ -115,7 +119,7 @@ export function proxyAdmin({
       const path = `${prefix}endpoint.host`;
       // Quoted without what could be a password: one put in the wrong field is not sent back (nor into a CI log).
       const quoted = JSON.stringify(quotableHost(host));
-      const message = `${path} must be a DNS name or an IP address (no scheme, port, credentials or zone): ${quoted}`;
+      const message = `${path} must be ${ENDPOINT_HOST_RULE}: ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
     }
     if (refusedHealthCheckUrl(next, current)) {

@@ -5,6 +5,7 @@
 
 import { type GatewayRoute, MAX_SNAPSHOT_PROXIES } from '../../messages/gateway-snapshot.js';
 import { WORKER_LIMITS } from '../../messages/worker-api.js';
+import { selects } from '../gateway/routing.js';
 import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { type AckOwed, ackOverdue } from '../workers/ack-owed.js';
@@ -290,7 +291,7 @@ export function planPass(
   const attributesOf = new Map(balance.map((b) => [b.name, b.attributes]));
   // Moves of proxies a narrow route selects go first: the new worker's share of a small route should not
   // wait drain cycles behind the default route's, answering that route 503 no_upstream meanwhile.
-  const narrow = x.routing.map((r) => Object.entries(r.selector ?? {})).filter((sel) => sel.length > 0);
+  const narrow = x.routing.map((r) => r.selector ?? {}).filter((sel) => Object.keys(sel).length > 0);
   const { changes, held: drainsHeld } = withinDrainBudget({
     changes: planned,
     records: x.records,
@@ -299,7 +300,7 @@ export function planPass(
     cap,
     priority: (proxy) => {
       const a = attributesOf.get(proxy) ?? {};
-      return narrow.some((sel) => sel.every(([k, v]) => a[k] === v)) ? 0 : 1;
+      return narrow.some((sel) => selects(sel, a)) ? 0 : 1;
     },
   });
   const moves = changes.length > 0 || heldEpoch(x.records.values(), x.epoch);
