@@ -90,7 +90,7 @@ variable "labels" {
 }
 
 variable "iam_propagation_wait" {
-  description = "How long an apply waits after making the grants that Pub/Sub push deliveries and secret notifications need, before the resources that use them: IAM changes are in force everywhere typically after 2 minutes, potentially 7 or longer (a delivery refused meanwhile is retried 5 times over about two minutes, then dead-lettered). Waited once, when the grants are made."
+  description = "How long an apply waits after making the grants that Pub/Sub push deliveries and secret notifications need, before the resources that use them: IAM changes are in force everywhere typically after 2 minutes, potentially 7 or longer (a delivery refused meanwhile is retried 5 times over about two minutes — a gc tick over about eight —, then dead-lettered). Waited once, when the grants are made."
   type        = string
   default     = "120s"
 
