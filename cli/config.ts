@@ -8,6 +8,7 @@
 //          (a local API with auth off needs none).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { loadLocalPorts, portOffsetOf, repoRoot } from '../shared/src/config/local-ports.js';
 import { UsageError } from './errors.js';
@@ -108,9 +109,29 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
       if (v) return { token: v, source: 'the local plane (state.json)' };
     }
   }
+  // Not asked for: gcloud's token is the admin's own Google identity, replayable for its hour wherever it
+  // lands (api.md § Authentication). Sent unasked over plain http to another machine — a typo'd host, a
+  // colleague's dev plane — it crossed the network in the clear, and a 401 there fetched a second one.
+  if (!gcloudTokenMayGo(apiUrl)) return { token: null, source: GCLOUD_WITHHELD };
   const gcloud = src.gcloudToken();
   if (gcloud) return { token: gcloud, source: GCLOUD_SOURCE };
   return { token: null, source: 'none' };
+}
+
+/** resolveToken's source when the API URL is plain http to another machine: no token sent, gcloud not run. */
+export const GCLOUD_WITHHELD = 'none: the gcloud identity token goes only over https or to this machine';
+
+/** Whether gcloud's token may go to `apiUrl`: over https, or to a loopback host (`gcloud run services proxy`). */
+export function gcloudTokenMayGo(apiUrl: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 }
 
 export function readLocalState(env: CliEnv): { env?: Record<string, string> } | null {

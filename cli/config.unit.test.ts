@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { defaultApiUrl, resolveApiUrl, resolveToken, type TokenSources } from './config.js';
+import {
+  defaultApiUrl,
+  GCLOUD_SOURCE,
+  GCLOUD_WITHHELD,
+  resolveApiUrl,
+  resolveToken,
+  type TokenSources,
+} from './config.js';
 import { runCli } from './run.js';
 import { cliDeps, recordingIo } from './testing.js';
 
@@ -46,6 +53,38 @@ describe('resolveToken', () => {
     expect(resolveToken('admin', 'https://prod.example', sources({}, state, 'g').src)).toEqual({
       token: 'g',
       source: 'gcloud auth print-identity-token',
+    });
+  });
+
+  it("sends gcloud's token only over https or to this machine: never in the clear to another host", () => {
+    for (const url of [
+      'https://api.example',
+      'http://127.0.0.1:8080',
+      'http://127.9.9.9',
+      'http://localhost:8080',
+      'http://[::1]:8080',
+    ]) {
+      const { src, calls } = sources({}, null, 'g');
+      expect(resolveToken('admin', url, src), url).toEqual({ token: 'g', source: GCLOUD_SOURCE });
+      expect(calls.gcloud).toBe(1);
+    }
+    for (const url of [
+      'http://10.0.0.5:18300',
+      'http://api.example',
+      'http://203.0.113.9:18300',
+      'http://[2001:db8::1]',
+      'http://128.0.0.1',
+    ]) {
+      const { src, calls } = sources({}, null, 'g');
+      expect(resolveToken('admin', url, src), url).toEqual({ token: null, source: GCLOUD_WITHHELD });
+      expect(calls.gcloud, 'gcloud not even run').toBe(0);
+    }
+    // A token the user set is theirs to send: the rule is on the ambient one.
+    expect(
+      resolveToken('admin', 'http://10.0.0.5:18300', sources({ PROXYPLANE_TOKEN: 't' }, null, 'g').src),
+    ).toEqual({
+      token: 't',
+      source: 'PROXYPLANE_TOKEN',
     });
   });
 

@@ -1,5 +1,6 @@
 // One line per stable error code that tells a person what to do next (docs/api.md "Errors",
 // docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
+import { GCLOUD_WITHHELD } from './config.js';
 import {
   ApiCallError,
   BadResponseError,
@@ -29,6 +30,8 @@ const auth =
  */
 function refused(source: string): string {
   if (source === 'none') return `no valid credential: ${auth}`;
+  if (source === GCLOUD_WITHHELD)
+    return 'no credential sent: the gcloud identity token goes only to an https:// API URL or one on this machine (plain http would carry it in the clear): use the https URL, or set PROXYPLANE_TOKEN';
   if (/^[A-Z_]+$/.test(source))
     return `the token in $${source} was refused (expired, or not one this API knows): replace it, or unset it to fall back to the next source (${auth})`;
   if (source.startsWith('gcloud'))

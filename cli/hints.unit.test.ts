@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { GCLOUD_WITHHELD } from './config.js';
 import { ApiCallError, InputError, UnreachableError, UsageError } from './errors.js';
 import { BAD_PORT_MESSAGE, describeFailure } from './hints.js';
 
@@ -53,6 +54,13 @@ describe('describeFailure', () => {
       new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'gcloud auth print-identity-token'),
       1,
       /^error: unauthenticated — the gcloud identity token was refused \(expired, or for another audience/,
+    ],
+    // No token sent because gcloud's is not sent in the clear to another host: "gcloud auth login" would
+    // change nothing.
+    [
+      new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, GCLOUD_WITHHELD),
+      1,
+      /^error: unauthenticated — no credential sent: the gcloud identity token goes only to an https:\/\/ API URL or one on this machine/,
     ],
     [
       new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'the local plane (state.json)'),
