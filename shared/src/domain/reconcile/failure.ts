@@ -142,7 +142,12 @@ export function settle(
       return { ...plan, status: { ...plan.status, providerId: result.providerId } };
     }
     if (plan.action?.kind === 'delete' && result.deleteOutcome === 'not-ready') {
-      return deleteNotReady(proxy, plan, obs.now);
+      return deleteNotReady(
+        proxy,
+        plan,
+        obs.now,
+        obs.instance?.kind === 'found' ? obs.instance.instance : undefined,
+      );
     }
     return plan;
   }

@@ -8,6 +8,7 @@ import { specHash } from '../spec-hash.js';
 import { cloudInitUnresolved } from './cloud-init-error.js';
 import { clearHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { providerFailure } from './failure.js';
+import { heldPollMs } from './held-poll.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
 
@@ -306,20 +307,13 @@ function replaceInstance(
 /** The Provisioned message of the booting arm: how bootingMs knows the condition counts a boot. */
 const BOOTING = 'instance is booting';
 
-/** The longest wait between two polls of an instance that stays booting (or ProvisioningPoll if longer). */
-const BOOT_POLL_MAX_MS = 60_000;
-
 /**
- * How long until a booting instance is looked at again: ProvisioningPoll while it boots as instances do
- * (a minute or two), then a tenth of how long it has been booting, up to a minute. An instance that stays
- * PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a pass, an instances.get and a
- * status write (its due time) every 5 s: 17,000 of each a day. Past 20 minutes each pass also says so
- * (the handler's proxy.boot_slow); a minute apart, the lines keep the alert's 10-minute window filled.
+ * How long until a booting instance is looked at again (held-poll.ts): ProvisioningPoll while it boots as
+ * instances do, then a tenth of how long it has been booting, up to a minute. Past 20 minutes each pass
+ * also says so (the handler's proxy.boot_slow); a minute apart, the lines keep the alert's 10-minute window
+ * filled.
  */
-function bootPollMs(booting: number, iv: PollIntervals): number {
-  const cap = Math.max(iv.ProvisioningPoll, BOOT_POLL_MAX_MS);
-  return Math.round(Math.min(Math.max(iv.ProvisioningPoll, booting / 10), cap));
-}
+const bootPollMs = (booting: number, iv: PollIntervals): number => heldPollMs(iv.ProvisioningPoll, booting);
 
 /**
  * How long the instance has been booting: since the later of its creation and the first pass that saw it

@@ -720,6 +720,34 @@ describe('reconcile: details the table does not show', () => {
     expect(provisioned(taken)).toMatchObject({ reason: 'Deleting', message: 'deleting the instance' });
   });
 
+  it('a delete refused while GCE holds the creation asks again less often as the hold lasts (up to a minute)', () => {
+    // GCE can keep an insert un-DONE for hours (PENDING for capacity): every 5 s cost two gets, a delete,
+    // a status write and a publish each time, a fleet's worth when a stalled fleet is deleted or re-specced.
+    const heldFor = (ms: number): InstanceObservation => {
+      const f = found('Provisioning', null) as Extract<InstanceObservation, { kind: 'found' }>;
+      return { kind: 'found', instance: { ...f.instance, createdAt: new Date(now.getTime() - ms) } };
+    };
+    const refusedAfter = (proxy: ProxyResource, ms: number) => {
+      const o = obs({ instance: heldFor(ms) });
+      return settle(proxy, reconcile(proxy, o, iv), { ok: true, deleteOutcome: 'not-ready' }, o, iv).requeue;
+    };
+    const deleting = live({ deletionRequestedAt: earlier });
+    const replacing = live({ status: { specHash: '0000000000000000' } });
+    for (const proxy of [deleting, replacing]) {
+      expect(refusedAfter(proxy, 20_000)).toEqual({ kind: 'after', ms: iv.DeletionPoll });
+      expect(refusedAfter(proxy, 5 * 60_000)).toEqual({ kind: 'after', ms: 30_000 });
+      expect(refusedAfter(proxy, 3 * 3600_000)).toEqual({ kind: 'after', ms: 60_000 });
+    }
+    // Taken, the delete polls at DeletionPoll again: only a refusal backs off.
+    const o = obs({ instance: heldFor(3 * 3600_000) });
+    expect(
+      settle(deleting, reconcile(deleting, o, iv), { ok: true, deleteOutcome: 'deleting' }, o, iv).requeue,
+    ).toEqual({
+      kind: 'after',
+      ms: iv.DeletionPoll,
+    });
+  });
+
   it('a replacement whose delete is refused while the instance is being created keeps its reason, and says it waits', () => {
     const proxy = live({ status: { specHash: '0000000000000000' } });
     const plan = settle(
