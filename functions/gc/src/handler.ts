@@ -7,7 +7,11 @@ import { RECORD_MARGIN_MS, withDeadlineAt } from '../../../shared/src/adapters/d
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  logUnknownFields,
+  poisonFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { sweepRefusal } from '../../../shared/src/domain/gc/orphans.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -97,7 +101,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 export async function onGcEvent(deps: GcDeps, ce: unknown): Promise<void> {
   const tick = decodePubSubCloudEvent(ce, ReceivedTick);
   if (!tick.ok) {
-    deps.log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    deps.log.error('malformed tick acknowledged', poisonFields(tick));
     return;
   }
   logUnknownFields(deps.log, tick, 'ticks-gc');

@@ -5,7 +5,11 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  logUnknownFields,
+  poisonFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 
@@ -13,7 +17,7 @@ export async function onProbeEvent(deps: ProbeHandlerDeps, log: Logger, ce: unkn
   const tick = decodePubSubCloudEvent(ce, ReceivedTick);
   if (!tick.ok) {
     // Poison: acknowledged (returning normally) and logged, never retried forever.
-    log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    log.error('malformed tick acknowledged', poisonFields(tick));
     return;
   }
   logUnknownFields(log, tick, 'ticks-probe');

@@ -7,7 +7,11 @@
 // Duplicate and concurrent deliveries are harmless: every write is conditional on the version read, and
 // a lost race re-runs the pass from a fresh read.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  logUnknownFields,
+  poisonFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
 import { isLatched } from '../../../shared/src/domain/reconcile/managed.js';
@@ -261,9 +265,8 @@ export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Pro
   const decoded = decodePubSubCloudEvent(event, ReceivedReconcileRequest);
   if (!decoded.ok) {
     deps.log.error('malformed reconcile request acknowledged', {
-      error: decoded.error.kind,
+      ...poisonFields(decoded),
       detail: decoded.error.message,
-      messageId: decoded.messageId,
     });
     return;
   }

@@ -5,7 +5,11 @@
 
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  logUnknownFields,
+  poisonFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { REQUEUE_JOB } from './config.js';
@@ -31,7 +35,7 @@ export async function onRequeueEvent(deps: RequeueEventDeps, ce: unknown): Promi
   const tick = decodePubSubCloudEvent(ce, ReceivedTick);
   if (!tick.ok) {
     // Poison: acknowledged (returning normally) and logged, never retried forever.
-    log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    log.error('malformed tick acknowledged', poisonFields(tick));
     return;
   }
   logUnknownFields(log, tick, 'ticks-requeue');

@@ -16,7 +16,11 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  logUnknownFields,
+  poisonFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import {
   ReceivedSnapshotTopicPayload,
   SNAPSHOT_REQUESTS_TOPIC,
@@ -68,10 +72,7 @@ export async function handleSnapshotEvent(
 ): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary; upkeep?: UpkeepCounts }> {
   const decoded = decodePubSubCloudEvent(event, ReceivedSnapshotTopicPayload);
   if (!decoded.ok) {
-    deps.log.error('malformed snapshot request acknowledged', {
-      error: decoded.error.kind,
-      messageId: decoded.messageId,
-    });
+    deps.log.error('malformed snapshot request acknowledged', poisonFields(decoded));
     return { outcome: 'poison' };
   }
   logUnknownFields(deps.log, decoded, SNAPSHOT_REQUESTS_TOPIC);

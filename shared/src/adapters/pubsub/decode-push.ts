@@ -136,6 +136,36 @@ function droppedKeys(json: unknown, value: unknown): string[] {
 const MAX_NAMES = 20;
 const MAX_NAME_LENGTH = 64;
 
+/** How many of a refused message's schema issues its poison line names, and how much of each. */
+const MAX_ISSUES = 10;
+const MAX_ISSUE_LENGTH = 200;
+
+/**
+ * What a handler's poison line says of a message it acknowledges undecoded: why (`error`, the kind), the
+ * message id, and for a schema failure which fields failed and how (`issues`: "path: message", the schema's
+ * own words — field names and expectations, never the values sent). With the kind alone, an operator whose
+ * hand-published replay (operations.md § Dead letters) was refused could not tell which field to mend.
+ */
+export function poisonFields(decoded: Extract<DecodedPush<unknown>, { ok: false }>): Record<string, unknown> {
+  const { error, messageId } = decoded;
+  const issues =
+    error.kind === 'schema' && Array.isArray(error.cause)
+      ? (error.cause as { path?: unknown[]; message?: unknown }[])
+          .slice(0, MAX_ISSUES)
+          .map((i) =>
+            `${(i.path ?? []).map(String).join('.') || '(message)'}: ${String(i.message)}`.slice(
+              0,
+              MAX_ISSUE_LENGTH,
+            ),
+          )
+      : undefined;
+  return {
+    error: error.kind,
+    ...(issues ? { issues, issueCount: (error.cause as unknown[]).length } : {}),
+    messageId,
+  };
+}
+
 /**
  * The one WARNING per delivery that a message carried fields this version does not know, and that they
  * were ignored: a newer publisher's while a deployment rolls out function by function (contract seed §7),

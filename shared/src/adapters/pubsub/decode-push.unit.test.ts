@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { memoryLogger } from '../log/json-logger.js';
-import { decodePubSubCloudEvent, logUnknownFields } from './decode-push.js';
+import { decodePubSubCloudEvent, logUnknownFields, poisonFields } from './decode-push.js';
 
 const Payload = z.object({ proxy: z.string().min(1), n: z.number().int() }).strict();
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -89,6 +89,46 @@ describe('decodePubSubCloudEvent', () => {
     const out = decodePubSubCloudEvent(event({ data: b64('{"proxy":"","n":1}'), messageId: '1' }), Payload);
     expect(out.ok).toBe(false);
     if (!out.ok) expect(out.error.cause).toEqual([expect.objectContaining({ path: ['proxy'] })]);
+  });
+});
+
+describe('poisonFields: what the poison line says', () => {
+  const refused = (data: string) => {
+    const out = decodePubSubCloudEvent(event({ data: b64(data), messageId: '9' }), Payload);
+    if (out.ok) throw new Error('decoded');
+    return poisonFields(out);
+  };
+
+  it('names each failing field and how it failed, never the value sent', () => {
+    const fields = refused('{"proxy":"","n":"s3cret-ish","extra":"hunter2"}');
+    expect(fields).toEqual({
+      error: 'schema',
+      issues: [
+        expect.stringMatching(/^proxy: .*>=1 characters/),
+        expect.stringMatching(/^n: .*expected number, received string/),
+        expect.stringMatching(/^\(message\): Unrecognized key: "extra"/),
+      ],
+      issueCount: 3,
+      messageId: '9',
+    });
+    expect(JSON.stringify(fields)).not.toMatch(/s3cret|hunter2/);
+  });
+
+  it('names at most ten issues, each cut to 200 characters, and counts them all', () => {
+    const Wide = z.object(Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}`, z.string()])));
+    const out = decodePubSubCloudEvent(event({ data: b64('{}'), messageId: '9' }), Wide);
+    if (out.ok) throw new Error('decoded');
+    const fields = poisonFields(out) as { issues: string[]; issueCount: number };
+    expect(fields.issues).toHaveLength(10);
+    expect(fields.issueCount).toBe(12);
+    const Long = z.object({ a: z.string().refine(() => false, { message: 'x'.repeat(500) }) });
+    const long = decodePubSubCloudEvent(event({ data: b64('{"a":"b"}') }), Long);
+    if (long.ok) throw new Error('decoded');
+    expect((poisonFields(long) as { issues: string[] }).issues[0]).toHaveLength(200);
+  });
+
+  it('says only the kind of a message that is no JSON (its text is not quoted)', () => {
+    expect(refused('{"proxy": hunter2')).toEqual({ error: 'bad_json', messageId: '9' });
   });
 });
 
