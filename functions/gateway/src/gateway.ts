@@ -138,7 +138,8 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     openSockets: () => ({ ...sockets }),
     snapshotAgeSeconds: () => {
       const s = worker.snapshot();
-      return s ? (now() - s.generatedAtMs) / 1000 : null;
+      // Clamped as gateway.snapshot_age is: a host clock behind the controller's read negative ages.
+      return s ? Math.max(0, (now() - s.generatedAtMs) / 1000) : null;
     },
     snapshotVersion: () => worker.snapshot()?.version ?? null,
     accepting: () => worker.accepting,
