@@ -180,7 +180,8 @@ export const ProvisionedReason = {
   Deleting: 'Deleting',
   /**
    * Provisioned=False while a proxy is being deleted: the provider refused the delete for now because the
-   * instance is still being created (Provider.delete 'not-ready'); asked again every DeletionPoll.
+   * instance is still being created (Provider.delete 'not-ready'); asked again every DeletionPoll, less
+   * often as the creation goes on (reconcile/delete-not-ready.ts).
    */
   DeletionWaitingForCreation: 'DeletionWaitingForCreation',
   ExternalEndpoint: 'ExternalEndpoint',

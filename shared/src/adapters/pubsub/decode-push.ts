@@ -148,22 +148,36 @@ const MAX_ISSUE_LENGTH = 200;
  */
 export function poisonFields(decoded: Extract<DecodedPush<unknown>, { ok: false }>): Record<string, unknown> {
   const { error, messageId } = decoded;
-  const issues =
-    error.kind === 'schema' && Array.isArray(error.cause)
-      ? (error.cause as { path?: unknown[]; message?: unknown }[])
-          .slice(0, MAX_ISSUES)
-          .map((i) =>
-            `${(i.path ?? []).map(String).join('.') || '(message)'}: ${String(i.message)}`.slice(
-              0,
-              MAX_ISSUE_LENGTH,
-            ),
-          )
-      : undefined;
+  const all = error.kind === 'schema' && Array.isArray(error.cause) ? issueLines(error.cause, [], '') : null;
   return {
     error: error.kind,
-    ...(issues ? { issues, issueCount: (error.cause as unknown[]).length } : {}),
+    ...(all
+      ? { issues: all.slice(0, MAX_ISSUES).map((l) => l.slice(0, MAX_ISSUE_LENGTH)), issueCount: all.length }
+      : {}),
     messageId,
   };
+}
+
+interface SchemaIssue {
+  path?: PropertyKey[];
+  message?: unknown;
+  code?: string;
+  /** invalid_union: each form's own issues (zod 4). */
+  errors?: SchemaIssue[][];
+}
+
+/**
+ * One line per issue. A union none of whose forms fits (the snapshot topic's: a tick or a worker's request)
+ * is one issue, "Invalid input", with what each form refused inside it: those are named instead, by form.
+ */
+function issueLines(issues: SchemaIssue[], at: PropertyKey[], form: string): string[] {
+  return issues.flatMap((i) => {
+    const path = [...at, ...(i.path ?? [])];
+    if (i.code === 'invalid_union' && Array.isArray(i.errors) && i.errors.length > 0) {
+      return i.errors.flatMap((option, k) => issueLines(option, path, `${form}[form ${k + 1}] `));
+    }
+    return [`${form}${path.map(String).join('.') || '(message)'}: ${String(i.message)}`];
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ReceivedSnapshotTopicPayload } from '../../messages/worker-snapshot-request.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { decodePubSubCloudEvent, logUnknownFields, poisonFields } from './decode-push.js';
 
@@ -125,6 +126,23 @@ describe('poisonFields: what the poison line says', () => {
     const long = decodePubSubCloudEvent(event({ data: b64('{"a":"b"}') }), Long);
     if (long.ok) throw new Error('decoded');
     expect((poisonFields(long) as { issues: string[] }).issues[0]).toHaveLength(200);
+  });
+
+  it("names what each form of a union refused (the snapshot topic's: a tick or a worker's request)", () => {
+    const out = decodePubSubCloudEvent(
+      event({ data: b64('{"reson":"admin"}'), messageId: '9' }),
+      ReceivedSnapshotTopicPayload,
+    );
+    if (out.ok) throw new Error('decoded');
+    expect(poisonFields(out)).toEqual({
+      error: 'schema',
+      issues: [
+        expect.stringMatching(/^\[form 1\] job: .*expected string/),
+        expect.stringMatching(/^\[form 2\] reason: .*expected string/),
+      ],
+      issueCount: 2,
+      messageId: '9',
+    });
   });
 
   it('says only the kind of a message that is no JSON (its text is not quoted)', () => {
