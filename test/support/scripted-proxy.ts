@@ -164,6 +164,18 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.
       s.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
       return true;
+    case '/101-bare':
+    case '/101-upgrade-only':
+      // A 101 without `Connection: upgrade` — as squid 3.2–4 forwards any 1xx, hop-by-hop fields dropped —
+      // which Node reads as a whole, body-less keep-alive answer; then, on the same connection, the next
+      // answer the target sent: whoever's request rides this connection next would read it as theirs.
+      s.write(
+        `HTTP/1.1 101 Switching Protocols\r\n${path === '/101-upgrade-only' ? 'Upgrade: websocket\r\n' : ''}\r\n`,
+      );
+      setTimeout(() => {
+        if (!s.destroyed) s.write(`${ok}Content-Length: 6\r\n\r\nleaked`);
+      }, 100);
+      return false;
     case '/bare-lf':
       // A head whose lines end in bare LFs, kept alive: no head the gateway (or Node's parser) reads.
       s.write('HTTP/1.1 200 OK\nContent-Length: 2\nConnection: keep-alive\n\nok');

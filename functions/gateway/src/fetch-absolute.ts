@@ -105,6 +105,13 @@ export function fetchAbsolute(
         else up();
       });
       r.on('response', (res) => {
+        if ((res.statusCode ?? 0) < 200) {
+          // A 101 without `Connection: upgrade`, which Node reads as a whole answer and would pool the
+          // connection after (plain-forward.ts onResponse): destroyed here, whatever the relay does.
+          r.destroy();
+          settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 502, code: 'target_bad_response' });
+          return;
+        }
         // Only a 407 with a challenge is the upstream's (response-head.ts isProxyChallenge); a target's
         // 407 is the target's response.
         if (isProxyChallenge(res)) {

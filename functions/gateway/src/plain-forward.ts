@@ -182,7 +182,8 @@ export class PlainForward {
   onInformation(info: http.InformationEvent): void {
     // 100 Continue (a client waiting to send its body) and 103 Early Hints go through, to an HTTP/1.1
     // client only: a server MUST NOT send a 1xx to an HTTP/1.0 one (RFC 9110 §15.2). Node never
-    // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose).
+    // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose) — or, for one
+    // without `Connection: upgrade`, reads it as a final answer (onResponse).
     if (this.finished || info.statusCode === 101) return;
     const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
     // Node bounds each head (maxHeaderSize), not how many 1xx heads come before the final one: a target
@@ -206,6 +207,16 @@ export class PlainForward {
       return;
     }
     const status = res.statusCode ?? 0;
+    if (status < 200) {
+      // A 101 without `Connection: upgrade` (as squid 3.2–4 forwards one, hop-by-hop fields dropped): Node
+      // reads it as a whole, body-less answer and pools the connection, on which the upstream then sends
+      // the target's next answer — read as the answer to whatever request rides that connection next,
+      // another client's. No answer of ours: the connection is destroyed before it can be pooled.
+      this.finished = true;
+      this.req?.destroy();
+      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+      return;
+    }
     if (!this.owner.forwardResponse(status, isProxyChallenge(res), isProxyErrorPage(res))) return;
     this.res = res;
     res[FWD] = this;
