@@ -5,11 +5,16 @@ import type { z } from 'zod';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 
-const MAX_INPUT_BYTES = 1024 * 1024;
+/**
+ * The largest file read: `proxies list -o yaml` prints ~1.5 KB a Ready managed proxy (more with inline
+ * cloud-init), so 16 MiB holds a saved fleet of ~10,000 — at 1 MiB, the list → edit → apply of ~670 was
+ * refused. Past it, parsing would be work for nothing: the file is refused before it is parsed.
+ */
+export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-/** Refuses text over 1 MiB: no file of proxies or routes is that large, and parsing it is work for nothing. */
+/** Refuses text over MAX_INPUT_BYTES, saying to split it. */
 export function assertInputSize(text: string, source: string): void {
-  if (Buffer.byteLength(text) > MAX_INPUT_BYTES) throw new InputError(`${source} is over 1 MiB`);
+  if (Buffer.byteLength(text) > MAX_INPUT_BYTES) throw new InputError(`${source} is over 16 MiB: split it`);
 }
 
 /** The text of `-f FILE` and what to call it in messages; a missing, unreadable or directory path is input. */

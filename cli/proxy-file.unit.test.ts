@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from './errors.js';
+import { MAX_INPUT_BYTES } from './input-file.js';
 import { json, yaml } from './output.js';
 import { parseProxyFile } from './proxy-file.js';
 
@@ -292,6 +293,23 @@ describe('parseProxyFile of what the CLI prints', () => {
       ]);
     }
   });
+
+  it('reads the saved listing of a fleet of 1,600 (at 1 MiB, ~670 managed proxies were refused); refuses one over 16 MiB unparsed', () => {
+    const listing = (n: number) => ({
+      proxies: Array.from({ length: n }, (_, i) => ({
+        ...resource(`edge-${i}`, 1),
+        healthy: true,
+        leasable: true,
+        activeLeases: 0,
+      })),
+      count: n,
+    });
+    const text = yaml(listing(1_600));
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1024 * 1024);
+    expect(read(text)).toHaveLength(1_600);
+    const tooBig = `${yaml(listing(1))}\n# ${'x'.repeat(MAX_INPUT_BYTES)}\n`;
+    expect(() => read(tooBig)).toThrow(new InputError('p.yaml is over 16 MiB: split it'));
+  }, 30_000);
 
   it("refuses a crawler token's listing: its specs lack their own cloud-init, so it is no copy", () => {
     const listing = { proxies: [resource('edge-1', 3)], count: 1, redacted: ['spec.cloudInit'] };
