@@ -114,37 +114,20 @@ describe('gateway facing hostile targets', () => {
   // Node takes a 101 without `Connection: upgrade` for a whole, body-less answer and pools its connection:
   // the 101 went to the client as an answer, and what the upstream sent next on that connection (squid
   // 3.2–4 forwards the target's next answer) was read as the answer to the next request on it — another
-  // client's.
-  it.each([
-    ['/101-bare', 'the proxy listener'],
-    ['/101-upgrade-only', 'the proxy listener'],
-    ['/101-bare', '/v1/fetch'],
-    ['/101-upgrade-only', '/v1/fetch'],
-  ])(
-    'in absolute form, a 101 without Connection: upgrade (%s) through %s is a 502, and its connection is not reused',
-    async (path, via) => {
-      if (via === '/v1/fetch') {
-        const r = await fetchVia(`http://${SCRIPTED}${path}`);
-        expect(r.status).toBe(502);
-        expect(await r.json()).toMatchObject({ error: 'target_bad_response' });
-      } else {
-        const r = await get(`http://${SCRIPTED}${path}`);
-        expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
-        expect(r.text).toContain('X-Proxyplane-Error: target_bad_response');
-      }
+  // client's. (/v1/fetch never relayed it: its relay refuses a status under 200 and destroys the unread
+  // answer, so its connection was not pooled either; fetch-absolute.unit.test.ts has its own guard.)
+  it.each([['/101-bare'], ['/101-upgrade-only']])(
+    'the proxy listener in absolute form: a 101 without Connection: upgrade (%s) is a 502, and its connection is not reused',
+    async (path) => {
+      const r = await get(`http://${SCRIPTED}${path}`);
+      expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+      expect(r.text).toContain('X-Proxyplane-Error: target_bad_response');
       await noLoad();
-      await new Promise((r) => setTimeout(r, 300)); // the upstream's next answer has come (or would have)
       for (let i = 0; i < 3; i++) {
-        if (via === '/v1/fetch') {
-          const next = await fetchVia(`http://${SCRIPTED}/cl`);
-          expect(next.status).toBe(200);
-          expect(Buffer.from(await next.arrayBuffer()).equals(BODY)).toBe(true);
-        } else {
-          const next = await get(`http://${SCRIPTED}/cl`);
-          expect(next.text).toMatch(/^HTTP\/1\.1 200 /);
-          expect(next.text).not.toContain('leaked');
-          expect(next.text).toContain('X-Framing: cl');
-        }
+        const next = await get(`http://${SCRIPTED}/cl`);
+        expect(next.text).toMatch(/^HTTP\/1\.1 200 /);
+        expect(next.text).not.toContain('leaked');
+        expect(next.text).toContain('X-Framing: cl');
       }
     },
   );

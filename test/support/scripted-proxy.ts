@@ -168,13 +168,14 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
     case '/101-upgrade-only':
       // A 101 without `Connection: upgrade` — as squid 3.2–4 forwards any 1xx, hop-by-hop fields dropped —
       // which Node reads as a whole, body-less keep-alive answer; then, on the same connection, the next
-      // answer the target sent: whoever's request rides this connection next would read it as theirs.
+      // answer the target sent, once the next request is on it (Node drops what an idle pooled connection
+      // receives): whoever's request rides this connection next reads it as theirs.
       s.write(
         `HTTP/1.1 101 Switching Protocols\r\n${path === '/101-upgrade-only' ? 'Upgrade: websocket\r\n' : ''}\r\n`,
       );
-      setTimeout(() => {
+      s.prependOnceListener('data', () => {
         if (!s.destroyed) s.write(`${ok}Content-Length: 6\r\n\r\nleaked`);
-      }, 100);
+      });
       return false;
     case '/bare-lf':
       // A head whose lines end in bare LFs, kept alive: no head the gateway (or Node's parser) reads.

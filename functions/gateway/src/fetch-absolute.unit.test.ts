@@ -136,3 +136,36 @@ describe('fetchAbsolute on a pooled connection the upstream dropped', () => {
     }
   });
 });
+
+describe('fetchAbsolute answered a 101 without Connection: upgrade', () => {
+  it('settles a RESPONSE_HEADERS failure and pools nothing: Node took it for a whole keep-alive answer', async () => {
+    // As squid 3.2–4 forwards a target's 101, hop-by-hop fields dropped; then the target's next answer on
+    // the same connection, which a pooled connection would hand to the next request.
+    const upstream = net.createServer((s) => {
+      s.once('data', () => {
+        s.write('HTTP/1.1 101 Switching Protocols\r\n\r\n');
+        s.once('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nleaked'));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
+    try {
+      const r = await fetchAbsolute(upstreamAt('127.0.0.1', (upstream.address() as AddressInfo).port), pool, {
+        ...GET_TARGET,
+        timeoutMs: 5_000,
+        onConnected: () => {},
+      });
+      expect(r).toMatchObject({
+        ok: false,
+        stage: 'RESPONSE_HEADERS',
+        status: 502,
+        code: 'target_bad_response',
+      });
+      await new Promise((res) => setTimeout(res, 50));
+      expect(pool.idleCount()).toBe(0);
+    } finally {
+      pool.destroy();
+      await new Promise((r) => upstream.close(r));
+    }
+  });
+});
