@@ -46,7 +46,11 @@ export function deleteNotReady(
   return { ...plan, branch, status, requeue };
 }
 
-/** The arm's requeue, waiting longer the longer the instance has been in creation (unknown: not at all). */
+/**
+ * The arm's requeue, waiting longer the longer the instance has been in creation (unknown: not at all).
+ * Measured from its creation time: an older instance refused for a moment (GCE's own operation on it under
+ * way) is asked again within a minute, not at once — a delete a minute late at most.
+ */
 function backedOff(
   requeue: Plan['requeue'],
   instance: ObservedInstance | undefined,
