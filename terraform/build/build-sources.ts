@@ -63,6 +63,22 @@ function compile(root: string, units: Unit[], compiledRoot: string): void {
   });
 }
 
+/**
+ * The repo's `allowScripts` (npm 11.16+: which dependencies' install scripts are reviewed; npm 12 skips the
+ * others) for the packages a unit's lock installs, so that its `npm ci` runs the same ones.
+ */
+function allowedScripts(root: string, lock: Lockfile): Record<string, boolean> {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    allowScripts?: Record<string, boolean>;
+  };
+  const installed = Object.keys(lock.packages);
+  return Object.fromEntries(
+    Object.entries(pkg.allowScripts ?? {}).filter(([name]) =>
+      installed.some((path) => path === `node_modules/${name}` || path.endsWith(`/node_modules/${name}`)),
+    ),
+  );
+}
+
 function runtimeDependencies(root: string): Record<string, string> {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     dependencies?: Record<string, string>;
@@ -125,10 +141,12 @@ function assemble(root: string, unit: Unit, compiledRoot: string, out: string, l
     ...(unit.kind === 'service' ? { scripts: { start: `node ${main}` } } : {}),
     dependencies,
   };
-  writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // `npm ci` (Cloud Build's buildpack, the image) installs from it: the transitive packages too are the
   // tested ones, integrity-checked.
   const unitLock = prunedLockfile(lock, manifest.name, dependencies);
+  const allowScripts = allowedScripts(root, unitLock);
+  const written = Object.keys(allowScripts).length > 0 ? { ...manifest, allowScripts } : manifest;
+  writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(written, null, 2)}\n`);
   writeFileSync(join(outDir, 'package-lock.json'), `${JSON.stringify(unitLock, null, 2)}\n`);
   return { ...unit, outDir, main, dependencies };
 }

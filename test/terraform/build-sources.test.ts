@@ -121,6 +121,24 @@ describe('built units', () => {
     );
   });
 
+  it("carry the repo's allowScripts for the packages their lock installs, and only those", () => {
+    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+    for (const unit of built.values()) {
+      const manifest = JSON.parse(readFileSync(join(unit.outDir, 'package.json'), 'utf8'));
+      const lock = JSON.parse(readFileSync(join(unit.outDir, 'package-lock.json'), 'utf8'));
+      const scripted = Object.entries(lock.packages as Record<string, { hasInstallScript?: boolean }>)
+        .filter(([, e]) => e.hasInstallScript)
+        .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+      // Every install script a unit's npm ci meets is one the repo reviewed — and named for it.
+      for (const name of scripted)
+        expect(root.allowScripts, `${unit.name}: ${name}`).toHaveProperty(name, true);
+      expect(Object.keys(manifest.allowScripts ?? {}).sort()).toEqual([...new Set(scripted)].sort());
+    }
+    // Not vacuous: the Google clients' gRPC stack brings protobufjs, whose postinstall npm 11.16+ asks about.
+    const api = JSON.parse(readFileSync(join(built.get('api')!.outDir, 'package.json'), 'utf8'));
+    expect(api.allowScripts).toEqual({ protobufjs: true });
+  });
+
   it('carry a lockfile: the repo lock’s entries for what they reach, complete for npm', () => {
     const repoLock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'));
     for (const unit of built.values()) {
