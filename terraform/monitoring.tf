@@ -564,6 +564,64 @@ resource "google_monitoring_alert_policy" "lease_store_unavailable" {
   }
 }
 
+# The API answering at all. Every other alert reads lines the plane logs: an API that crash-loops or is
+# unreachable logs nothing, so "lease store unavailable" (its own lines) cannot fire, and the only page
+# was the stale gateway's a minute later — whose runbook points at the snapshot function, which is
+# healthy: it only has no live session to build for (a gateway's session lapses 30 s after the API stops
+# answering its reports, and every gateway stops within about three minutes). Google's uptime checkers
+# call /healthz, which needs no credential, from several regions every minute.
+resource "google_monitoring_uptime_check_config" "api" {
+  display_name = "proxyplane: API /healthz"
+  timeout      = "10s"
+  period       = "60s"
+
+  http_check {
+    path         = "/healthz"
+    port         = 443
+    use_ssl      = true
+    validate_ssl = true
+  }
+
+  monitored_resource {
+    type = "uptime_url"
+    labels = {
+      project_id = var.project_id
+      host       = trimprefix(local.api_url, "https://")
+    }
+  }
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_monitoring_alert_policy" "api_not_answering" {
+  display_name          = "proxyplane: the API is not answering"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    # More than one checker region failing (one alone is that region's network), through 2 minutes: a
+    # revision rolling out answers throughout; an API down pages before its gateways stop (~3 minutes).
+    display_name = "/healthz failed from more than one checker region through 2 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"monitoring.googleapis.com/uptime_check/check_passed\" AND metric.label.check_id=\"${google_monitoring_uptime_check_config.api.uptime_check_id}\" AND resource.type=\"uptime_url\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 1
+      duration        = "120s"
+      aggregations {
+        alignment_period     = "60s"
+        per_series_aligner   = "ALIGN_NEXT_OLDER"
+        cross_series_reducer = "REDUCE_COUNT_FALSE"
+        group_by_fields      = ["resource.label.host"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "Google's uptime checkers get no answer from the API's /healthz: crawlers cannot lease, and every gateway worker stops serving within about three minutes of its last report. ${local.runbook}, \"The API not answering\"."
+    mime_type = "text/markdown"
+  }
+}
+
 resource "google_monitoring_alert_policy" "lease_credentials_unreadable" {
   display_name          = "proxyplane: the API cannot read proxy credentials"
   combiner              = "OR"

@@ -351,9 +351,10 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, proxies without readable credentials, quota, instances that do not finish booting, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and its credentials, gateway traffic and a probe out of time or credentials', () => {
+  it('alerts on Failed proxies, proxies without readable credentials, quota, instances that do not finish booting, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the API not answering, the lease store and its credentials, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
+      'api_not_answering',
       'cloud_init_errors',
       'dead_letters',
       'failing_jobs',
@@ -407,6 +408,19 @@ describe('operations', () => {
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');
+  });
+
+  it("checks the API from outside: an uptime check on its deterministic URL's /healthz, read by its alert", () => {
+    // An API that is down logs nothing: no log-based alert can see it.
+    const check = resourceOf(tf, 'google_monitoring_uptime_check_config', 'api');
+    expect(nested(check, 'http_check')).toMatchObject({ path: '/healthz', port: 443, use_ssl: true });
+    expect(nested(check, 'monitored_resource')).toMatchObject({
+      type: 'uptime_url',
+      labels: { host: '${trimprefix(local.api_url, "https://")}' },
+    });
+    const alert = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'api_not_answering'));
+    expect(alert).toContain('uptime_check/check_passed');
+    expect(alert).toContain('google_monitoring_uptime_check_config.api.uptime_check_id');
   });
 
   it('every variable has a description; outputs give the API URL, the gateway URL and the service accounts', () => {
