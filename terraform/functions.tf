@@ -96,6 +96,14 @@ resource "google_storage_bucket_object" "function" {
 resource "google_cloudfunctions2_function" "fn" {
   for_each = module.tables.functions
 
+  lifecycle {
+    # A misspelled name in function_cpu would leave that function at its default share, unseen.
+    precondition {
+      condition     = alltrue([for name in keys(var.function_cpu) : contains(keys(module.tables.functions), name)])
+      error_message = "function_cpu names a function shared/topology/functions.json does not have: ${join(", ", setsubtract(keys(var.function_cpu), keys(module.tables.functions)))}."
+    }
+  }
+
   name        = each.key
   location    = var.region
   description = "proxyplane ${each.key} (from ${each.value.source_dir}, triggered by ${each.value.topic})"
@@ -115,6 +123,7 @@ resource "google_cloudfunctions2_function" "fn" {
 
   service_config {
     available_memory               = each.value.available_memory
+    available_cpu                  = lookup(var.function_cpu, each.key, null)
     timeout_seconds                = each.value.timeout_seconds
     min_instance_count             = 0
     max_instance_count             = lookup(local.function_max_instances, each.key, var.function_max_instances)

@@ -133,6 +133,17 @@ variable "function_max_instances" {
   }
 }
 
+variable "function_cpu" {
+  description = "vCPUs per instance of a function, by name (e.g. { probe = \"1\" }); a function left out gets Cloud Functions' share for its memory (512Mi: 0.333, 256Mi: 0.167). The probe is CPU-bound past a few thousand proxies at the default 30 s interval (docs/operations.md, A probe out of time)."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for cpu in values(var.function_cpu) : contains(["0.167", "0.333", "0.583", "1", "2", "4"], cpu)])
+    error_message = "function_cpu values must be one of 0.167, 0.333, 0.583, 1, 2, 4 (a function name the table does not have is refused at plan: functions.tf)."
+  }
+}
+
 variable "api_max_instances" {
   description = "Upper bound on API instances (leases and discovery scale out: state lives in Firestore)."
   type        = number

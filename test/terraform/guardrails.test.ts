@@ -410,6 +410,15 @@ describe('operations', () => {
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');
   });
 
+  it('gives a function more CPU only where function_cpu names it (the probe is CPU-bound past a few thousand proxies), and refuses a name the table lacks', () => {
+    const fn = resourceOf(tf, 'google_cloudfunctions2_function', 'fn');
+    expect(nested(fn, 'service_config').available_cpu).toBe('${lookup(var.function_cpu, each.key, null)}');
+    expect(tf.variable.function_cpu!.default).toEqual({});
+    expect(JSON.stringify(nested(fn, 'lifecycle'))).toContain(
+      'contains(keys(module.tables.functions), name)',
+    );
+  });
+
   it("checks the API from outside: an uptime check on its deterministic URL's /healthz, read by its alert", () => {
     // An API that is down logs nothing: no log-based alert can see it.
     const check = resourceOf(tf, 'google_monitoring_uptime_check_config', 'api');
