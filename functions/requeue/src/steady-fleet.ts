@@ -32,24 +32,73 @@ const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
 const LISTED_PHASES = ['Pending', ...STEADY_PHASES, 'Failed'] as const;
 
 /**
+ * Documents per page of the listing (listPage). A listing keeps ~150 bytes of each proxy (SteadyProxy)
+ * but reads and parses its whole document on the way (~5.8 KB at peak): listing a phase in one query
+ * (listAll), five phases at once, held every document of the fleet at the same time, and the function
+ * (256 MiB) ran out of memory — the tick, its due times with it — at about 29,000 proxies. A page at a time
+ * holds ~3 MB of documents whatever the fleet, and costs one query (one round trip) per 500 proxies.
+ */
+export const STEADY_PAGE_SIZE = 500;
+
+/**
  * The proxies the sweep drift-polls, and the documents the same queries matched that do not fit the model
  * (neither drift-polled nor awaiting a pass can be told from such a document: the caller says so).
+ *
+ * Listed a phase after another, a page after another (listPage, in name order), each page reduced to its
+ * SteadyProxy entries before the next is read: only one page of whole documents is alive at a time. Any
+ * page failing fails the listing, as the one query per phase did (SteadyFleet lists again). No deadline of
+ * its own: each page is one call of the store, bounded as its calls are (the requeue function's store sets
+ * no callDeadlineMs: the client's own, and the function's timeout), and the caller bounds the whole — the
+ * sweep goes on without its drift slots past listingTimeoutMs, and SteadyFleet shares a listing for
+ * maxShareMs only, so a page that hangs holds neither a sweep nor the next listings.
+ *
+ * The pages of one listing are not one snapshot: a proxy that changes phase meanwhile may be read twice
+ * (in both phases: the last read is kept, deduplicated by name) or not at all (it moved to a phase already
+ * listed, or behind a cursor). One missed has no drift slot until the next refresh lists it — at most
+ * `refreshMs` later, as for a proxy that became steady since the last listing (see the top).
  */
 export async function listSteady(
-  store: Pick<ProxyStore, 'listAll'>,
+  store: Pick<ProxyStore, 'listPage'>,
   driftPollMs: number,
 ): Promise<{ proxies: SteadyProxy[]; skipped: SkippedProxy[] }> {
-  const lists = await Promise.all(LISTED_PHASES.map((phase) => store.listAll({ phase })));
-  const proxies = lists
-    .flatMap((l) => l.proxies)
-    .filter((p) => isDriftPolled(p) || awaitsPass(p))
-    .map((p: ProxyResource) => ({
+  // By name, the last read of each document: a proxy (null when it is neither drift-polled nor awaiting a
+  // pass) or a document that does not fit the model. Insertion order is the order first read.
+  const read = new Map<string, { proxy: SteadyProxy | null } | { skipped: SkippedProxy }>();
+  for (const phase of LISTED_PHASES) {
+    let after: string | null = null;
+    do {
+      const page = await store.listPage({ phase }, { after, size: STEADY_PAGE_SIZE });
+      for (const p of page.proxies) read.set(p.name, { proxy: steadyEntry(p, driftPollMs) });
+      for (const s of page.skipped) read.set(s.name, { skipped: s });
+      // A cursor that does not move would read the same page for ever.
+      if (page.next !== null && page.next === after) {
+        throw new Error(`listing ${phase} proxies: the page after ${after} did not move past it`);
+      }
+      after = page.next;
+    } while (after !== null);
+  }
+  const proxies: SteadyProxy[] = [];
+  const skipped: SkippedProxy[] = [];
+  for (const entry of read.values()) {
+    if ('skipped' in entry) skipped.push(entry.skipped);
+    else if (entry.proxy) proxies.push(entry.proxy);
+  }
+  return { proxies, skipped };
+}
+
+function steadyEntry(p: ProxyResource, driftPollMs: number): SteadyProxy | null {
+  if (isDriftPolled(p)) {
+    return { name: p.name, uid: p.uid, notBefore: driftNotBefore(p, driftPollMs), awaitingSince: null };
+  }
+  if (awaitsPass(p)) {
+    return {
       name: p.name,
       uid: p.uid,
-      notBefore: isDriftPolled(p) ? driftNotBefore(p, driftPollMs) : awaitsPassNotBefore(p, driftPollMs),
-      awaitingSince: isDriftPolled(p) ? null : awaitsPassSince(p),
-    }));
-  return { proxies, skipped: lists.flatMap((l) => l.skipped) };
+      notBefore: awaitsPassNotBefore(p, driftPollMs),
+      awaitingSince: awaitsPassSince(p),
+    };
+  }
+  return null;
 }
 
 export class SteadyFleet {

@@ -19,7 +19,7 @@ import { PublishMemory } from './publish-memory.js';
 import { listSteady, SteadyFleet } from './steady-fleet.js';
 
 export interface SweepDeps {
-  store: Pick<ProxyStore, 'listDue' | 'listAll'>;
+  store: Pick<ProxyStore, 'listDue' | 'listPage'>;
   publisher: ReconcilePublisher;
   clock: Clock;
   sleep: (ms: number) => Promise<void>;

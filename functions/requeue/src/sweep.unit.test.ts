@@ -88,8 +88,8 @@ describe('requeue sweep', () => {
       await due('soon', 5_000);
       const uid = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
       await store.create(aProxy({ name: 'steady', uid, status: running() }));
-      const listAll = store.listAll.bind(store);
-      store.listAll = failing;
+      const listPage = store.listPage.bind(store);
+      store.listPage = failing;
       const report = await runSweep({ ...deps, listingTimeoutMs: 20 }, t0);
       expect(published).toEqual([{ proxy: 'soon', atMs: 5_000 }]);
       expect(report).toMatchObject({ due: 1, drift: 0, driftSkipped: expect.any(Error) });
@@ -101,7 +101,7 @@ describe('requeue sweep', () => {
       // Its drift range is left to the next sweep, which lists the fleet again and covers it with its own:
       // the steady proxy's slot in the skipped range and the one in the next.
       expect(report.nextDriftFrom).toEqual(t0);
-      store.listAll = listAll;
+      store.listPage = listPage;
       published = [];
       clock.set(at(60_000));
       const next = await runSweep(deps, at(60_000), report.nextDriftFrom);
@@ -122,11 +122,11 @@ describe('requeue sweep', () => {
       land = resolve;
     });
     let landed = false;
-    const listAll = store.listAll.bind(store);
-    store.listAll = async (filter) => {
+    const listPage = store.listPage.bind(store);
+    store.listPage = async (filter, page) => {
       await landing;
       landed = true;
-      return listAll(filter);
+      return listPage(filter, page);
     };
     const listDue = store.listDue.bind(store);
     const landedAtPoll: boolean[] = [];
@@ -676,16 +676,16 @@ describe('the steady fleet of one instance', () => {
     const uid = testUid(9);
     await store.create(aProxy({ name: 'steady', uid, status: steady }));
     let lists = 0;
-    const list = store.list.bind(store);
-    store.list = async (f) => {
+    const listPage = store.listPage.bind(store);
+    store.listPage = async (f, page) => {
       lists++;
-      return list(f);
+      return listPage(f, page);
     };
     deps.steady = new SteadyFleet(30_000);
     deps.tickPeriodMs = 2_000;
     deps.marginMs = 200;
     for (let tick = 0; tick < 60; tick++) await runSweep(deps, clock.now());
-    expect(lists).toBe(5 * 4); // five phases, listed at 0, 30, 60 and 90 s
+    expect(lists).toBe(5 * 4); // five phases of one page each, listed at 0, 30, 60 and 90 s
     expect(published.filter((p) => p.proxy === 'steady').map((p) => p.atMs % 60_000)).toEqual([
       driftOffsetMs(uid, 60_000),
       driftOffsetMs(uid, 60_000),
@@ -743,14 +743,14 @@ describe('stored documents that do not fit the model', () => {
   it('are logged by the drift poll on each listing (WARNING, names and field paths, never values)', async () => {
     const log = memoryLogger();
     const issue = { path: 'spec.port', code: 'invalid_type', message: 'stored value hunter2 is no port' };
-    const listAll: SweepDeps['store']['listAll'] = async (filter) => {
-      const listing = await store.listAll(filter);
-      return filter?.phase === 'Ready'
+    const listPage: SweepDeps['store']['listPage'] = async (filter, page) => {
+      const listing = await store.listPage(filter, page);
+      return filter.phase === 'Ready'
         ? { ...listing, skipped: [{ name: 'edge-broken', issues: [issue] }] }
         : listing;
     };
     await store.create(aProxy({ name: 'steady', uid: testUid(1), status: running() }));
-    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listAll } }, t0);
+    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listPage } }, t0);
     const lines = log.lines.filter((l) => l.event === 'requeue.invalid_documents_skipped');
     expect(lines).toEqual([
       expect.objectContaining({
@@ -770,11 +770,11 @@ describe('stored documents that do not fit the model', () => {
       name: `edge-broken-${i}`,
       issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }],
     }));
-    const listAll: SweepDeps['store']['listAll'] = async (filter) => {
-      const listing = await store.listAll(filter);
-      return filter?.phase === 'Ready' ? { ...listing, skipped } : listing;
+    const listPage: SweepDeps['store']['listPage'] = async (filter, page) => {
+      const listing = await store.listPage(filter, page);
+      return filter.phase === 'Ready' ? { ...listing, skipped } : listing;
     };
-    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listAll } }, t0);
+    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listPage } }, t0);
     expect(log.lines.filter((l) => l.event === 'requeue.invalid_documents_skipped')).toEqual([
       expect.objectContaining({
         count: 25,
