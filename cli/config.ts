@@ -4,7 +4,8 @@
 //          PROXYPLANE_CRAWLER_TOKEN then PROXYPLANE_ADMIN_TOKEN for leases: the API accepts admin
 //          credentials there too; PROXYPLANE_ADMIN_TOKEN then PROXYPLANE_CRAWLER_TOKEN for `proxies list`,
 //          discovery, which crawler tokens open too), else the tokens a running local plane wrote to its state.json when the
-//          URL is that plane's, else `gcloud auth print-identity-token` when gcloud is on PATH, else none
+//          URL is that plane's, else `gcloud auth print-identity-token` when gcloud is on PATH and the URL is https or
+//          this machine's (the admin's own Google identity is not sent in the clear elsewhere), else none
 //          (a local API with auth off needs none).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -122,7 +123,7 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
 export const GCLOUD_WITHHELD = 'none: the gcloud identity token goes only over https or to this machine';
 
 /** Whether gcloud's token may go to `apiUrl`: over https, or to a loopback host (`gcloud run services proxy`). */
-export function gcloudTokenMayGo(apiUrl: string): boolean {
+function gcloudTokenMayGo(apiUrl: string): boolean {
   let url: URL;
   try {
     url = new URL(apiUrl);

@@ -93,6 +93,11 @@ resource "google_storage_bucket_object" "function" {
   source = data.archive_file.function[each.key].output_path
 }
 
+# Cloud Functions' vCPU share for each memory size the table uses (gen2: 256Mi 0.167, 512Mi 0.333).
+locals {
+  default_function_cpu = { "256Mi" = "0.167", "512Mi" = "0.333", "1Gi" = "0.583", "2Gi" = "1" }
+}
+
 resource "google_cloudfunctions2_function" "fn" {
   for_each = module.tables.functions
 
@@ -122,8 +127,10 @@ resource "google_cloudfunctions2_function" "fn" {
   }
 
   service_config {
-    available_memory               = each.value.available_memory
-    available_cpu                  = lookup(var.function_cpu, each.key, null)
+    available_memory = each.value.available_memory
+    # Always sent: the provider keeps a value it no longer sends (Optional+Computed), so a function taken
+    # out of function_cpu would stay at its raised CPU, and cost, unseen. Cloud Functions' own share else.
+    available_cpu                  = lookup(var.function_cpu, each.key, lookup(local.default_function_cpu, each.value.available_memory, null))
     timeout_seconds                = each.value.timeout_seconds
     min_instance_count             = 0
     max_instance_count             = lookup(local.function_max_instances, each.key, var.function_max_instances)

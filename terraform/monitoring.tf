@@ -569,14 +569,16 @@ resource "google_monitoring_alert_policy" "lease_store_unavailable" {
 # was the stale gateway's a minute later — whose runbook points at the snapshot function, which is
 # healthy: it only has no live session to build for (a gateway's session lapses 30 s after the API stops
 # answering its reports, and every gateway stops within about three minutes). Google's uptime checkers
-# call /healthz, which needs no credential, from several regions every minute.
+# call /v1/echo, which needs no credential, from several regions every minute — not /healthz: Cloud Run's
+# front end reserves paths ending in "z" on run.app and answers them with a 404 of its own. The echo's
+# successful requests are kept out of the logs (the exclusion below; the API logs them at DEBUG).
 resource "google_monitoring_uptime_check_config" "api" {
-  display_name = "proxyplane: API /healthz"
+  display_name = "proxyplane: API /v1/echo"
   timeout      = "10s"
   period       = "60s"
 
   http_check {
-    path         = "/healthz"
+    path         = "/v1/echo"
     port         = 443
     use_ssl      = true
     validate_ssl = true
@@ -600,8 +602,9 @@ resource "google_monitoring_alert_policy" "api_not_answering" {
 
   conditions {
     # More than one checker region failing (one alone is that region's network), through 2 minutes: a
-    # revision rolling out answers throughout; an API down pages before its gateways stop (~3 minutes).
-    display_name = "/healthz failed from more than one checker region through 2 minutes"
+    # revision rolling out answers throughout; an API down pages 3-4 minutes in (a check a minute, log-free
+    # ingestion, the 2 minutes), about when its gateways stop.
+    display_name = "/v1/echo failed from more than one checker region through 2 minutes"
     condition_threshold {
       filter          = "metric.type=\"monitoring.googleapis.com/uptime_check/check_passed\" AND metric.label.check_id=\"${google_monitoring_uptime_check_config.api.uptime_check_id}\" AND resource.type=\"uptime_url\""
       comparison      = "COMPARISON_GT"
@@ -617,7 +620,7 @@ resource "google_monitoring_alert_policy" "api_not_answering" {
   }
 
   documentation {
-    content   = "Google's uptime checkers get no answer from the API's /healthz: crawlers cannot lease, and every gateway worker stops serving within about three minutes of its last report. ${local.runbook}, \"The API not answering\"."
+    content   = "Google's uptime checkers get no answer from the API's /v1/echo: crawlers cannot lease, and every gateway worker stops serving within about three minutes of its last report. ${local.runbook}, \"The API not answering\"."
     mime_type = "text/markdown"
   }
 }
@@ -969,8 +972,9 @@ resource "google_monitoring_alert_policy" "gateway_suspect_fallbacks" {
 }
 
 # Cloud Run writes a request log entry of its own for every request. The EGRESS probe fetches the API's
-# /v1/echo through each proxy twice a minute (2N a minute: 86 M entries a month at 1,000 proxies), which
-# with the probe's own lines passed Cloud Logging's free 50 GiB (docs/cost.md § Logging). Its successes
+# /v1/echo through each proxy twice a minute (2N a minute: 86 M entries a month at 1,000 proxies, ≈ 80 GiB
+# as billed: docs/cost.md § Logging), and the uptime check on the API calls it every minute from each of its
+# checker locations. Its successes
 # are kept out of the _Default sink; the probe logs every EGRESS result itself (probe.result), a failed
 # echo (4xx/5xx) is still logged, and nothing else of the API's traffic is excluded: the URL is matched
 # whole (Cloud Run logs the full URL), not with `:`, Cloud Logging's substring match, which also hid any

@@ -139,8 +139,8 @@ variable "function_cpu" {
   default     = {}
 
   validation {
-    condition     = alltrue([for cpu in values(var.function_cpu) : contains(["0.167", "0.333", "0.583", "1", "2", "4"], cpu)])
-    error_message = "function_cpu values must be one of 0.167, 0.333, 0.583, 1, 2, 4 (a function name the table does not have is refused at plan: functions.tf)."
+    condition     = alltrue([for cpu in values(var.function_cpu) : contains(["0.167", "0.333", "0.583", "1", "2"], cpu)])
+    error_message = "function_cpu values must be one of 0.167, 0.333, 0.583, 1, 2 (4 and more need 2 GiB of memory; a function name the table does not have is refused at plan: functions.tf)."
   }
 }
 

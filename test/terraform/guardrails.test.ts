@@ -412,17 +412,30 @@ describe('operations', () => {
 
   it('gives a function more CPU only where function_cpu names it (the probe is CPU-bound past a few thousand proxies), and refuses a name the table lacks', () => {
     const fn = resourceOf(tf, 'google_cloudfunctions2_function', 'fn');
-    expect(nested(fn, 'service_config').available_cpu).toBe('${lookup(var.function_cpu, each.key, null)}');
+    // Always a value: the provider keeps one it is no longer sent, so a function taken out of function_cpu
+    // would stay at its raised CPU. Its default is Cloud Functions' share for each memory the table uses.
+    expect(nested(fn, 'service_config').available_cpu).toBe(
+      '${lookup(var.function_cpu, each.key, lookup(local.default_function_cpu, each.value.available_memory, null))}',
+    );
+    const shares = tf.locals.default_function_cpu as Record<string, string>;
+    for (const f of Object.values(loadFunctionTable().functions))
+      expect(shares, f.memory).toHaveProperty(f.memory);
+    expect(shares['512Mi']).toBe('0.333');
     expect(tf.variable.function_cpu!.default).toEqual({});
     expect(JSON.stringify(nested(fn, 'lifecycle'))).toContain(
       'contains(keys(module.tables.functions), name)',
     );
   });
 
-  it("checks the API from outside: an uptime check on its deterministic URL's /healthz, read by its alert", () => {
-    // An API that is down logs nothing: no log-based alert can see it.
+  it("checks the API from outside: an uptime check on its deterministic URL's /v1/echo, read by its alert", () => {
+    // An API that is down logs nothing: no log-based alert can see it. Not /healthz: Cloud Run's front end
+    // answers paths ending in "z" on run.app itself (404). The echo needs no credential, and the echo
+    // exclusion keeps the checks' successful requests out of the logs.
     const check = resourceOf(tf, 'google_monitoring_uptime_check_config', 'api');
-    expect(nested(check, 'http_check')).toMatchObject({ path: '/healthz', port: 443, use_ssl: true });
+    expect(nested(check, 'http_check')).toMatchObject({ path: '/v1/echo', port: 443, use_ssl: true });
+    expect(String(nested(check, 'http_check').path)).not.toMatch(/z$/);
+    const exclusion = String(resourceOf(tf, 'google_logging_project_exclusion', 'echo_requests').filter);
+    expect(exclusion).toContain('/v1/echo$');
     expect(nested(check, 'monitored_resource')).toMatchObject({
       type: 'uptime_url',
       labels: { host: '${trimprefix(local.api_url, "https://")}' },

@@ -1,7 +1,7 @@
 // A delete the provider refused for now, because the instance is still being created (Provider.delete
 // 'not-ready': GCE answers resourceNotReady until the insert Operation is DONE). Nothing was done; the arm's
 // requeue (DeletionPoll) asks again — backed off as the creation goes on (held-poll.ts: GCE can hold one
-// for hours, waiting for capacity) — and the pass after the creation finishes has it taken. The arm staged
+// for long, waiting for capacity) — and the pass after the creation finishes has it taken. The arm staged
 // its Provisioned condition as if the delete were under way ("deleting the instance"); the status says what
 // is happening instead. For a proxy being deleted, with a reason of its own (DeletionWaitingForCreation);
 // for a replacement, whose reason (Replacing, CloudInitError) other rules read, in the message only. Either

@@ -5,7 +5,7 @@
 // 5 s for as long as the hold: 17,000 of each a day, a fleet's worth during a capacity stall.
 
 /** The longest wait between two looks at a held instance (or the arm's own interval if longer). */
-export const HELD_POLL_MAX_MS = 60_000;
+const HELD_POLL_MAX_MS = 60_000;
 
 /** The wait before the next look at an instance held for `heldMs`, by an arm that polls every `baseMs`. */
 export function heldPollMs(baseMs: number, heldMs: number): number {
