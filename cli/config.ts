@@ -9,9 +9,10 @@
 //          (a local API with auth off needs none).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { isIPv4 } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { loadLocalPorts, portOffsetOf, repoRoot } from '../shared/src/config/local-ports.js';
+import { parseIp } from '../shared/src/domain/gateway/ip.js';
+import { classifyIp, classifyName } from '../shared/src/domain/gateway/ssrf.js';
 import { UsageError } from './errors.js';
 
 /** admin: admin-only routes. crawler: the lease routes. discovery: GET /v1/proxies, which takes either. */
@@ -131,8 +132,9 @@ function gcloudTokenMayGo(apiUrl: string): boolean {
     return false;
   }
   if (url.protocol === 'https:') return true;
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+  // The gateway's own classification of this machine's addresses and names (IPv4-mapped forms included).
+  const ip = parseIp(url.hostname);
+  return (ip ? classifyIp(ip) : classifyName(url.hostname.toLowerCase())) === 'loopback';
 }
 
 export function readLocalState(env: CliEnv): { env?: Record<string, string> } | null {

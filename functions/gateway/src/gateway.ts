@@ -88,6 +88,9 @@ export function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<Gat
 export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle | null> {
   const { log } = deps;
   const now = () => Date.now();
+  // A snapshot's generatedAtMs is another machine's wall clock: only the wall clock compares with it, and
+  // a host clock behind the controller's would read a negative age (gateway.snapshot_age and /metrics).
+  const snapshotAgeMs = (s: { generatedAtMs: number }) => Math.max(0, now() - s.generatedAtMs);
   // The process's age, for gateway.snapshot_age while there is no snapshot: monotonic, as a wall clock
   // stepped back an hour held it at 0 for that hour (and the stale-gateway alert an hour late).
   const startedAtMonotonic = performance.now();
@@ -138,8 +141,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     openSockets: () => ({ ...sockets }),
     snapshotAgeSeconds: () => {
       const s = worker.snapshot();
-      // Clamped as gateway.snapshot_age is: a host clock behind the controller's read negative ages.
-      return s ? Math.max(0, (now() - s.generatedAtMs) / 1000) : null;
+      return s ? snapshotAgeMs(s) / 1000 : null;
     },
     snapshotVersion: () => worker.snapshot()?.version ?? null,
     accepting: () => worker.accepting,
@@ -200,12 +202,11 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   // use, or of the process while it has none (a worker that never got one must alert too).
   const ageLog = setInterval(() => {
     const s = worker.snapshot();
-    // A snapshot's generatedAtMs is another machine's wall clock: only the wall clock compares with it.
-    const ageMs = s ? now() - s.generatedAtMs : performance.now() - startedAtMonotonic;
+    const ageMs = s ? snapshotAgeMs(s) : performance.now() - startedAtMonotonic;
     log.info('snapshot age', {
       event: 'gateway.snapshot_age',
       workerId: workerId ?? 'standalone',
-      ageSeconds: Math.max(0, Math.round(ageMs / 100) / 10),
+      ageSeconds: Math.round(ageMs / 100) / 10,
       snapshotVersion: s?.version ?? null,
       phase: worker.phase(),
     });
