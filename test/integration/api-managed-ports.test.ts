@@ -185,6 +185,14 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
       'endpoint.host',
     ],
     [
+      'PATCH, a zero-padded address (dialled at 192.168.1.8)',
+      'PATCH',
+      '/v1/proxies/outside/spec',
+      { endpoint: { host: '192.168.001.010' } },
+      MERGE,
+      'endpoint.host',
+    ],
+    [
       'PATCH, credentials in the host',
       'PATCH',
       '/v1/proxies/outside/spec',

@@ -3,7 +3,7 @@
 // or "user:pw@p.example.com" would be stored, copied into status.ip, and leave the proxy Unhealthy forever
 // with no hint why. The admin API refuses such a host with a 400 instead. Only a host being set counts:
 // a stored one is never a reason to refuse another edit of that proxy (managed-ports.ts does the same).
-import { parseIp } from './gateway/ip.js';
+import { isNoDnsName, parseIp } from './gateway/ip.js';
 import type { ProxySpec } from './proxy.js';
 
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
@@ -19,8 +19,16 @@ export function isEndpointHost(host: string): boolean {
   if (parseIp(host)) return true;
   const name = host.endsWith('.') ? host.slice(0, -1) : host;
   if (name.length === 0 || name.length > 253) return false;
+  // No spelling the resolver reads as another address (inet_aton): `192.168.001.010` is dialled at
+  // 192.168.1.8, `127.1` and `0x7f.1` at 127.0.0.1, `10.0.0.1.` is no dotted quad — each would take the
+  // proxy's credentials to an address the admin never wrote, while status and the fleet page show the text.
+  if (parseIp(name) || isNoDnsName(name.toLowerCase())) return false;
   return name.split('.').every((label) => LABEL.test(label));
 }
+
+/** `host:port` as a URL and every proxy client write it: an IPv6 address in brackets (`[2001:db8::1]:3128`). */
+export const hostPort = (host: string, port: number): string =>
+  `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /** The host `next` would set that is no host, or null when the spec is acceptable. */
 export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): string | null {

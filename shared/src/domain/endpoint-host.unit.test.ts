@@ -23,6 +23,22 @@ describe('isEndpointHost', () => {
     // A zone names an interface of the dialling machine; parseIp stops at the '%' and judged the rest unread.
     ['fe80::1%eth0', false],
     ['2001:db8::1%alice:s3cret@evil.example', false],
+    // Spellings getaddrinfo reads as another address (inet_aton): 192.168.1.8, 8.0.0.1, 127.0.0.1, 203.0.0.113.
+    ['192.168.001.010', false],
+    ['010.0.0.1', false],
+    ['127.1', false],
+    ['0x7f.1', false],
+    ['0X7F.0.0.1', false],
+    ['2130706433', false],
+    ['203.0.113', false],
+    ['1.2.3.256', false],
+    ['1.2.3.4.5', false],
+    ['p.09', false],
+    ['10.0.0.1.', false],
+    // A digit leads many a real name; only a last label that is a number is no DNS name.
+    ['1e100.net', true],
+    ['123.example.com', true],
+    ['0x1.example', true],
   ])('%s → %s', (host, ok) => expect(isEndpointHost(host)).toBe(ok));
 });
 
