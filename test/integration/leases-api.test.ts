@@ -19,6 +19,8 @@ import { type FirestoreRead, recordingFirestore } from '../support/recording-fir
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
 const TOKEN = 'crawler-token-0123456789';
+/** A residential provider's username, targeting options in it: past the 64 [A-Za-z0-9._~-] a VM takes. */
+const PROVIDER_USER = 'customer-c1+zone-residential_proxy1-country-us-city-newyork-session-12345678';
 const WINDOW_S = 120;
 /** Transient Secret Manager failures still to come for the secret `flaky` (then it answers). */
 let flakyFailures = 0;
@@ -33,6 +35,7 @@ const SLOW_READ_MS = 6_000;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret === 'provider-creds') return `${PROVIDER_USER}:pw`;
     if (ref.secret.startsWith('withdrawn-')) {
       await whileReadingWithdrawn?.(ref.secret.slice('withdrawn-'.length));
       return 'crawl:withdrawn';
@@ -300,6 +303,20 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
       'socks5:',
       'crawl',
       's3cr:et@',
+    ]);
+  });
+
+  it("is leased with its provider's own username, which no managed proxy's VM would take", async () => {
+    const p = proxy('res-1', { attributes: { pool: 'res' }, external: true, protocol: 'socks5' });
+    await start([
+      { ...p, spec: { ...p.spec, credentialsRef: { secret: 'provider-creds', version: 'latest' } } },
+    ]);
+    const res = await acquire({ selector: { pool: 'res' }, protocols: ['socks5'] });
+    expect(res.status).toBe(201);
+    const url = new URL(res.body.proxy.url);
+    expect([decodeURIComponent(url.username), decodeURIComponent(url.password)]).toEqual([
+      PROVIDER_USER,
+      'pw',
     ]);
   });
 

@@ -75,6 +75,16 @@ describe('the gateway credential stack (CachedSecretReader under CredentialCache
     expect(back.get('s@7')).toBeInstanceOf(CredentialError);
   });
 
+  it("takes a provider's username past what a managed VM takes (a reference names no mode)", async () => {
+    const s = stack();
+    const user = 'customer-c1-zone-residential_proxy1-country-us-city-newyork-session-12345678';
+    s.values.set('l@latest', `${user}:pw`);
+    s.values.set('p@latest', 'us er:pw');
+    const out = await s.cache.resolveAll([L, P]);
+    expect(out.get('l@latest')).toEqual({ username: user, password: 'pw' });
+    expect(out.get('p@latest')).toBeInstanceOf(CredentialError);
+  });
+
   it('reads Secret Manager only through CredentialCache: a fresh value is not read twice', async () => {
     const s = stack();
     s.values.set('l@latest', 'u:pw');

@@ -16,7 +16,7 @@ import type { SnapshotSink, SnapshotSource } from './session.js';
 
 // The same format as the Secret Manager payloads (and the VMs): one parser for every reader.
 function credentialString(s: string, ctx: z.RefinementCtx): UpstreamCredentials {
-  const c = parseProxyCredentials(s);
+  const c = parseProxyCredentials(s, 'external');
   if (c.ok) return c.credentials;
   ctx.addIssue({ code: 'custom', message: c.reason });
   return z.NEVER;

@@ -11,31 +11,31 @@ import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 
+/** Deps whose prober records each target it is handed (by host) and answers healthy. */
+function recordingDeps(secret: string) {
+  const targets = new Map<string, ProbeTarget>();
+  const ok = { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+  const record = async (t: ProbeTarget) => {
+    targets.set(t.host, t);
+    return ok;
+  };
+  const deps: ProbeDeps = {
+    health: inMemoryHealthStore(new Map()),
+    publisher: new RecordingReconcilePublisher(),
+    secrets: { access: async () => secret },
+    prober: { direct: echoUp, handshake: record, probe: record },
+    log: { info: () => {}, warn: () => {} },
+    recorder: { observe: () => {} },
+    tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
+    concurrency: 4,
+    passive: noOutcomes(),
+  };
+  return { targets, deps };
+}
+
 describe('runProbePass: the protocol each proxy is probed in', () => {
   it('an external socks5 endpoint as socks5 (with its credentials), others as http', async () => {
-    const targets = new Map<string, ProbeTarget>();
-    const ok = { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
-    const deps: ProbeDeps = {
-      health: inMemoryHealthStore(new Map()),
-      publisher: new RecordingReconcilePublisher(),
-      secrets: { access: async () => 'user:pass\n' },
-      prober: {
-        direct: echoUp,
-        handshake: async (t) => {
-          targets.set(t.host, t);
-          return ok;
-        },
-        probe: async (t) => {
-          targets.set(t.host, t);
-          return ok;
-        },
-      },
-      log: { info: () => {}, warn: () => {} },
-      recorder: { observe: () => {} },
-      tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
-      concurrency: 4,
-      passive: noOutcomes(),
-    };
+    const { targets, deps } = recordingDeps('user:pass\n');
     const socks = externalSpec({
       endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' },
       credentialsRef: { secret: 'res-creds' },
@@ -57,6 +57,26 @@ describe('runProbePass: the protocol each proxy is probed in', () => {
       '10.0.0.1': 'http',
     });
     expect(targets.get('203.0.113.7')).toMatchObject({ port: 1080, credentials: 'user:pass' });
+  });
+
+  it("an external proxy with its provider's long username, which a managed proxy's VM refuses", async () => {
+    const user = 'customer-c1-zone-residential_proxy1-country-us-city-newyork-session-12345678';
+    const { targets, deps } = recordingDeps(`${user}:pass`);
+    const proxies = [
+      aProxy({
+        name: 'res',
+        spec: externalSpec({
+          endpoint: { host: '203.0.113.7', port: 1080 },
+          credentialsRef: { secret: 'res' },
+        }),
+        status: { ip: '203.0.113.7' },
+      }),
+      aProxy({ name: 'vm', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/vm' } }),
+    ];
+    const intervalMs = proxies[0]!.spec.healthCheck.intervalSeconds * 1000;
+    await runProbePass(deps, proxies, t0, new Date(t0.getTime() + intervalMs));
+    expect(targets.get('203.0.113.7')?.credentials).toBe(`${user}:pass`);
+    expect(targets.get('10.0.0.1')?.credentials).toBeNull();
   });
 });
 

@@ -523,7 +523,7 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   if (payload === undefined) return { ...at, credentials: null, credentialsUnknown: true };
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
-  const parsed = payload === null ? null : parseProxyCredentials(payload);
+  const parsed = payload === null ? null : parseProxyCredentials(payload, p.spec.mode);
   if (parsed && !parsed.ok) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }

@@ -48,7 +48,7 @@ export async function credentialsFor(
     const secretsFault = err instanceof SecretAccessError && !err.retryable;
     throw new CredentialsUnavailable(proxy.name, { cause: err, ...(secretsFault ? { secret: ref } : {}) });
   }
-  const parsed = parseProxyCredentials(payload);
+  const parsed = parseProxyCredentials(payload, proxy.spec.mode);
   // An Error, not the bare reason: the logger keeps an Error's message, and read a string as nothing.
   if (!parsed.ok)
     throw new CredentialsUnavailable(proxy.name, { cause: new Error(parsed.reason), secret: ref });

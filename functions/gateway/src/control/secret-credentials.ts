@@ -4,8 +4,9 @@
 // copy past the read); the worker's CredentialCache above it is the one cache: the TTL of "latest", the
 // last good value across a failed refresh, nothing kept for a reference the snapshot no longer names. The
 // payload is the plane's one credentials format, read by the plane's one parser (parseProxyCredentials:
-// `username:password`, trailing newlines ignored): the proxy VMs accept exactly that, so the gateway must
-// not authenticate with anything else.
+// `username:password`, trailing newlines ignored). A reference names no proxy's mode, so the external rule
+// (a provider's long username): a managed proxy whose secret only that rule allows never boots, and is
+// never in a snapshot.
 import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../../shared/src/adapters/secret-manager/reader.js';
@@ -25,7 +26,7 @@ export class SecretCredentialResolver implements CredentialResolver {
     } catch (cause) {
       throw new CredentialError(ref, { cause });
     }
-    const c = parseProxyCredentials(payload);
+    const c = parseProxyCredentials(payload, 'external');
     // Never the payload in the error: only the rule it breaks.
     if (!c.ok) throw new CredentialError(ref, { cause: new Error(c.reason) });
     return c.credentials;

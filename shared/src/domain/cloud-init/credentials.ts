@@ -1,11 +1,17 @@
 // The proxy credentials secret: what its payload holds and where a VM finds it. One format for every
-// reader (the VM's startup script, the lease service, the gateway): `username:password`, UTF-8, with
-// trailing newlines ignored (so `echo … | gcloud secrets versions add --data-file=-` works). Both parts stay
-// inside what a proxy URL's userinfo and Basic auth carry without ambiguity.
+// reader (the VM's startup script, the lease service, the probe, the gateway): `username:password`, UTF-8,
+// with trailing newlines ignored (so `echo … | gcloud secrets versions add --data-file=-` works). Both parts
+// stay inside what a proxy URL's userinfo (percent-encoded) and Basic auth carry without ambiguity.
 export const CREDENTIALS_SECRET_METADATA_KEY = 'proxyplane-credentials-secret';
 
-/** Usernames: URL-unreserved characters, so `http://user:…@host` needs no escaping of the user. */
+/** A managed proxy's usernames: URL-unreserved characters, as its VM's startup script accepts them. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
+/**
+ * An external proxy's usernames: printable ASCII but space and `:` (Basic auth splits at the first `:`),
+ * up to RFC 1929's 255 bytes. No VM of ours reads them, and providers put targeting options in the
+ * username — `customer-c1-zone-residential-country-us-session-12345`, `user+tag@example.com` — often past 64.
+ */
+export const EXTERNAL_USERNAME_PATTERN = /^[!-9;-~]{1,255}$/;
 /** Passwords: printable ASCII without spaces (Basic auth has no agreed charset beyond ASCII). */
 export const PASSWORD_PATTERN = /^[!-~]{1,256}$/;
 
@@ -16,15 +22,29 @@ export interface ProxyCredentials {
 
 export type ParsedCredentials = { ok: true; credentials: ProxyCredentials } | { ok: false; reason: string };
 
+/**
+ * Whose secret it is: a `managed` proxy's VM refuses what its startup script cannot take, and every reader
+ * refuses it alike (a lease URL whose proxy refuses it helps nobody); an `external` proxy's provider chose
+ * its username, and only what Basic auth and RFC 1929 carry is refused. A reader that cannot tell (the
+ * gateway, by secret reference) reads the external rule: a managed proxy whose secret only that allows never
+ * boots, so never reaches it.
+ */
+export type CredentialsRule = 'managed' | 'external';
+
 /** Splits at the first ":"; the reason never quotes the payload. */
-export function parseProxyCredentials(payload: string): ParsedCredentials {
+export function parseProxyCredentials(payload: string, rule: CredentialsRule = 'managed'): ParsedCredentials {
   const text = payload.replace(/\n+$/, '');
   const colon = text.indexOf(':');
   if (colon < 0) return { ok: false, reason: 'the credentials secret must hold username:password' };
   const username = text.slice(0, colon);
   const password = text.slice(colon + 1);
-  if (!USERNAME_PATTERN.test(username))
+  if (rule === 'managed' && !USERNAME_PATTERN.test(username))
     return { ok: false, reason: 'the username must be 1-64 of [A-Za-z0-9._~-]' };
+  if (rule === 'external' && !EXTERNAL_USERNAME_PATTERN.test(username))
+    return {
+      ok: false,
+      reason: 'the username must be 1-255 printable ASCII characters without spaces or ":"',
+    };
   if (!PASSWORD_PATTERN.test(password)) {
     // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader must
     // accept exactly what the VM accepts (a lease URL whose proxy refuses it helps nobody).

@@ -34,4 +34,33 @@ describe('parseProxyCredentials', () => {
       if (secretPart) expect(r.reason).not.toContain(secretPart);
     }
   });
+
+  describe('an external proxy (its provider chose the username)', () => {
+    it.each([
+      [
+        'customer-c1-zone-residential_proxy1-country-us-city-newyork-session-12345678:pw',
+        'customer-c1-zone-residential_proxy1-country-us-city-newyork-session-12345678',
+      ],
+      ['user+tag@example.com:pw', 'user+tag@example.com'],
+      [`${'u'.repeat(255)}:pw`, 'u'.repeat(255)],
+    ])('%j → %s, which a managed proxy refuses', (payload, username) => {
+      expect(parseProxyCredentials(payload, 'external')).toEqual({
+        ok: true,
+        credentials: { username, password: 'pw' },
+      });
+      expect(parseProxyCredentials(payload, 'managed').ok).toBe(false);
+    });
+
+    it.each([
+      [`${'u'.repeat(256)}:pw`, 'username'],
+      ['us er:pw', 'username'],
+      ['üser:pw', 'username'],
+      ['user:pass word', 'password'],
+      ['user:pass\r', 'carriage return'],
+    ])('refuses %j, naming the %s rule', (payload, rule) => {
+      const r = parseProxyCredentials(payload, 'external');
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.reason).toContain(rule);
+    });
+  });
 });
