@@ -1,5 +1,6 @@
 // proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] [--page-size N] | get NAME
 // | delete NAME
+import { hostPort } from '../../shared/src/domain/endpoint-host.js';
 import { SUSPECT_REASONS } from '../../shared/src/domain/health/verdict-reason.js';
 import { MAX_LIST_PAGE_SIZE, refusesPaging } from '../../shared/src/domain/leases/wire.js';
 import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
@@ -135,7 +136,7 @@ export function locationOf(p: ProxyJson): string {
   if (p.spec.mode === 'managed') return p.spec.zone ?? '-';
   const e = p.spec.endpoint;
   const scheme = e?.protocol && e.protocol !== 'http' ? `${e.protocol}://` : '';
-  return `${scheme}${e?.host}:${e?.port}`;
+  return e ? `${scheme}${hostPort(e.host, e.port)}` : '-';
 }
 
 export async function listProxies({ api, io, args }: Ctx): Promise<void> {

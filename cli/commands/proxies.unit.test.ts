@@ -196,9 +196,10 @@ describe('proxies list', () => {
         mode: 'external',
         endpoint: { host: 'r.example', port: 1080, protocol: 'socks5' },
       }),
+      listed('p-v6', { mode: 'external', endpoint: { host: '2001:db8::1', port: 3128, protocol: 'http' } }),
     ];
     const fetch = (async () =>
-      new Response(JSON.stringify({ proxies, count: 3 }), { status: 200 })) as typeof globalThis.fetch;
+      new Response(JSON.stringify({ proxies, count: 4 }), { status: 200 })) as typeof globalThis.fetch;
     const exit = await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
     expect(exit).toBe(0);
     const row = (name: string) =>
@@ -209,6 +210,7 @@ describe('proxies list', () => {
     expect(row('p-managed')).toMatch(/\sus-central1-a\s/);
     expect(row('p-http')).toMatch(/\sh\.example:3128\s/);
     expect(row('p-socks')).toMatch(/\ssocks5:\/\/r\.example:1080\s/);
+    expect(row('p-v6')).toMatch(/\s\[2001:db8::1\]:3128\s/);
     expect(io.errLines).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 // What the fleet page, its SSE stream and `proxyplane fleet watch` show: one row per proxy, built purely
 // from the documents the plane already writes (proxies, health, leaseState, cooldowns, ownership, jobRuns)
 // and the time. No field here is new state: "recent events" are derived from timestamps already stored.
+import { hostPort } from '../../../../shared/src/domain/endpoint-host.js';
 import { healthInstanceKey } from '../../../../shared/src/domain/health/instance-key.js';
 import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
 import { SUSPECT_REASONS } from '../../../../shared/src/domain/health/verdict-reason.js';
@@ -166,5 +167,5 @@ export function buildFleetView(inputs: FleetInputs, now: Date): FleetView {
 function locationOf(spec: ProxyResource['spec']): string {
   if (spec.mode === 'managed') return spec.zone;
   const { host, port, protocol } = spec.endpoint;
-  return `${protocol === 'http' ? '' : `${protocol}://`}${host}:${port}`;
+  return `${protocol === 'http' ? '' : `${protocol}://`}${hostPort(host, port)}`;
 }

@@ -14,16 +14,18 @@ const inputs = () => twoProxies().inputs();
 
 describe('buildFleetView', () => {
   it.each([
-    ['http', '203.0.113.7:8080'],
-    ['socks5', 'socks5://203.0.113.7:8080'],
-  ] as const)('an external %s endpoint is located at %s', (protocol, location) => {
+    ['http', '203.0.113.7', '203.0.113.7:8080'],
+    ['socks5', '203.0.113.7', 'socks5://203.0.113.7:8080'],
+    // Unbracketed, `2001:db8::1:8080` reads as another address with no port.
+    ['http', '2001:db8::1', '[2001:db8::1]:8080'],
+  ] as const)('an external %s endpoint at %s is located at %s', (protocol, host, location) => {
     const f = new InMemoryFleetFeed();
     const p = managed('x');
     f.proxies.set('x', {
       ...p,
       spec: {
         mode: 'external',
-        endpoint: { host: '203.0.113.7', port: 8080, protocol },
+        endpoint: { host, port: 8080, protocol },
         attributes: {},
         capacity: 3,
         gatewayPool: false,

@@ -1,6 +1,7 @@
 // Where a crawler connects: the one place that knows managed proxies listen on status.ip:spec.port and
 // external ones on spec.endpoint.
 import type { ProxyCredentials } from '../cloud-init/credentials.js';
+import { hostPort } from '../endpoint-host.js';
 import type { ProxyProtocol, ProxyResource } from '../proxy.js';
 
 export interface ProxyEndpoint {
@@ -14,8 +15,7 @@ export interface ProxyEndpoint {
  * renewal is refused once the proxy listens elsewhere (a VM re-created on another address, an external
  * endpoint edited), since the URL the crawler holds no longer reaches it.
  */
-export const endpointKey = (e: ProxyEndpoint): string =>
-  `${e.protocol}://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
+export const endpointKey = (e: ProxyEndpoint): string => `${e.protocol}://${hostPort(e.host, e.port)}`;
 
 /** null while a managed proxy has no address yet: such a proxy cannot be leased. */
 export function proxyEndpoint(proxy: ProxyResource): ProxyEndpoint | null {
@@ -45,9 +45,8 @@ export function listensElsewhere(granted: string | null, proxy: ProxyResource): 
  * percent-encoded so that any character survives in the userinfo part (RFC 3986 §3.2.1).
  */
 export function proxyUrl(endpoint: ProxyEndpoint, credentials: ProxyCredentials | null): string {
-  const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
   const userinfo = credentials
     ? `${encodeURIComponent(credentials.username)}:${encodeURIComponent(credentials.password)}@`
     : '';
-  return `${endpoint.protocol}://${userinfo}${host}:${endpoint.port}`;
+  return `${endpoint.protocol}://${userinfo}${hostPort(endpoint.host, endpoint.port)}`;
 }

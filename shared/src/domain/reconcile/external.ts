@@ -1,5 +1,6 @@
 // The seed's reconcileExternal (§4): the endpoint is the proxy; no provider call ever, no requeue
 // (a spec edit or a health transition brings the next pass).
+import { hostPort } from '../endpoint-host.js';
 import { healthInstanceKey } from '../health/instance-key.js';
 import { type ExternalSpec, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { applyHealth, clearHealth, setProvisioned, verdictFor } from './conditions.js';
@@ -21,7 +22,7 @@ export function reconcileExternal(proxy: ProxyResource & { spec: ExternalSpec },
     { ...(moved ? clearHealth(status) : status), ip: host },
     true,
     ProvisionedReason.ExternalEndpoint,
-    `external endpoint ${protocol === 'http' ? '' : `${protocol}://`}${host}:${port}`,
+    `external endpoint ${protocol === 'http' ? '' : `${protocol}://`}${hostPort(host, port)}`,
     proxy.generation,
     obs.now,
   );

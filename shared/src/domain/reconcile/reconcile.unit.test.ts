@@ -922,6 +922,13 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
     expect(provisioned?.message).toBe('external endpoint socks5://203.0.113.7:1080');
   });
 
+  it('the Provisioned message brackets an IPv6 endpoint, whose port would read as part of it', () => {
+    const proxy = healthyAt('2001:db8::1', 3128, 'http');
+    const plan = reconcile(proxy, obs({ cloudInit: null }), iv);
+    const provisioned = plan.status.conditions.find((c) => c.type === 'Provisioned');
+    expect(provisioned?.message).toBe('external endpoint [2001:db8::1]:3128');
+  });
+
   it("takes the probe's verdict about the new endpoint once it has one", () => {
     const proxy = healthyAt('203.0.113.7', 9090);
     const plan = reconcile(proxy, about('203.0.113.7:9090'), iv);
