@@ -5,6 +5,7 @@
 // under its key) is also sent again after a lost answer; a 401 to a gcloud identity token is sent once
 // more with a fresh one.
 
+import { deadlineSignal } from '../shared/src/adapters/deadline-signal.js';
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import {
   LOST_ANSWER_RETRIES,
@@ -89,8 +90,7 @@ export class ApiClient {
 
   /** The request's timeout, and the caller's signal when it passed one. */
   private requestSignal(own?: AbortSignal): AbortSignal {
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS);
-    return own ? AbortSignal.any([timeout, own]) : timeout;
+    return deadlineSignal(this.opts.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS, own);
   }
 
   async call<T = unknown>(

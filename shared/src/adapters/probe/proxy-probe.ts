@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { ProxyProtocol } from '../../domain/proxy.js';
+import { deadlineSignal } from '../deadline-signal.js';
 import { errorCode, ProbeFailure, type ProbeStage } from './probe-failure.js';
 import { socks5Connect } from './socks5-connect.js';
 
@@ -30,12 +31,6 @@ export interface ProbeOptions {
   rejectUnauthorized?: boolean;
   /** Ends the check at once when aborted (a probe pass that gave up waiting), as its deadline would. */
   cancel?: AbortSignal;
-}
-
-/** The check's deadline: its timeout, or the caller's cancel, whichever comes first. */
-function deadlineOf(timeoutMs: number, cancel: AbortSignal | undefined): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return cancel ? AbortSignal.any([timeout, cancel]) : timeout;
 }
 
 /** A check cancelled before it starts: no connection at all (a request would dial before it saw the abort). */
@@ -71,7 +66,7 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
     ...r,
     latencyMs: Math.round(performance.now() - started),
   });
-  const deadline = deadlineOf(opts.timeoutMs, opts.cancel);
+  const deadline = deadlineSignal(opts.timeoutMs, opts.cancel);
   const dialed: Dialed = { address: null };
   try {
     const res =
@@ -272,7 +267,7 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
 export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
   if (opts.cancel?.aborted) return CANCELLED;
   const started = performance.now();
-  const deadline = deadlineOf(opts.timeoutMs, opts.cancel);
+  const deadline = deadlineSignal(opts.timeoutMs, opts.cancel);
   const finish = (r: Omit<ProbeResult, 'latencyMs'>): ProbeResult => ({
     ...r,
     latencyMs: Math.round(performance.now() - started),
@@ -336,7 +331,7 @@ export async function handshakeThroughProxy(
     body: null,
     failure,
   });
-  const deadline = deadlineOf(timeoutMs, cancel);
+  const deadline = deadlineSignal(timeoutMs, cancel);
   if (target.protocol === 'socks5') return socks5Handshake(target, authority, timeoutMs, deadline, done);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({

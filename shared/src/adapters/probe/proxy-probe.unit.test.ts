@@ -3,6 +3,8 @@
 // the abort happened to surface as (Node's AbortError `abort_err`, or `econnreset` for a cut body).
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchDirect, handshakeThroughProxy, probeThroughProxy } from './proxy-probe.js';
 
@@ -102,6 +104,58 @@ describe('probe failure codes', () => {
       5_000,
     );
     expect(h).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
+  });
+});
+
+// Every deployed check carries the pass's cancel signal beside its timeout. A full garbage collection
+// during the check collected the timeout (AbortSignal.any holds its sources weakly: nodejs/node#57736),
+// and a proxy that never answers held its check until the pass's budget cancelled it, no failure recorded.
+describe('a check with a live cancel signal, through a full garbage collection', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+
+  it.each([
+    [
+      'an absolute-form GET',
+      (cancel: AbortSignal) =>
+        probeThroughProxy(
+          { host: '127.0.0.1', port: ports.silent },
+          { url: 'http://example.com/', timeoutMs: TIMEOUT_MS, expectedStatus: 200, cancel },
+        ),
+    ],
+    [
+      'a CONNECT',
+      (cancel: AbortSignal) =>
+        probeThroughProxy(
+          { host: '127.0.0.1', port: ports.silent },
+          { url: 'https://example.com/', timeoutMs: TIMEOUT_MS, expectedStatus: 200, cancel },
+        ),
+    ],
+    [
+      'a handshake',
+      (cancel: AbortSignal) =>
+        handshakeThroughProxy(
+          { host: '127.0.0.1', port: ports.silent },
+          'example.com:443',
+          TIMEOUT_MS,
+          cancel,
+        ),
+    ],
+  ] as const)('%s still times out at its own timeout', async (_label, check) => {
+    const before = sockets.size;
+    const cancel = new AbortController();
+    const gcd = setTimeout(gc, 50);
+    // The pass's budget, far past the timeout: cancelled means the timeout was lost.
+    const budget = setTimeout(() => cancel.abort(), 5_000);
+    try {
+      const r = await check(cancel.signal);
+      expect(r.failure?.code).toBe('timeout');
+    } finally {
+      clearTimeout(gcd);
+      clearTimeout(budget);
+    }
+    // Its socket closed at the server too, before the next test counts them.
+    for (let i = 0; i < 100 && sockets.size > before; i++) await new Promise((r) => setTimeout(r, 10));
   });
 });
 
