@@ -7,11 +7,13 @@ export const CREDENTIALS_SECRET_METADATA_KEY = 'proxyplane-credentials-secret';
 /** A managed proxy's usernames: URL-unreserved characters, as its VM's startup script accepts them. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
 /**
- * An external proxy's usernames: printable ASCII but space and `:` (Basic auth splits at the first `:`),
- * up to RFC 1929's 255 bytes. No VM of ours reads them, and providers put targeting options in the
- * username — `customer-c1-zone-residential-country-us-session-12345`, `user+tag@example.com` — often past 64.
+ * An external proxy's usernames: what RFC 3986 lets a URL's userinfo hold, and `@` (a lease URL
+ * percent-encodes it), up to RFC 1929's 255 bytes. No VM of ours reads them, and providers put targeting
+ * options in the username — `customer-c1-zone-residential-country-us-session-12345`, `user+tag@example.com`
+ * — often past 64. Quotes, braces and brackets stay out: a JSON secret (`{"username":…}`) is refused as
+ * malformed, not read as the user `{"username"`.
  */
-export const EXTERNAL_USERNAME_PATTERN = /^[!-9;-~]{1,255}$/;
+export const EXTERNAL_USERNAME_PATTERN = /^[A-Za-z0-9._~!$&'()*+,;=%@-]{1,255}$/;
 /** Passwords: printable ASCII without spaces (Basic auth has no agreed charset beyond ASCII). */
 export const PASSWORD_PATTERN = /^[!-~]{1,256}$/;
 
@@ -43,7 +45,7 @@ export function parseProxyCredentials(payload: string, rule: CredentialsRule = '
   if (rule === 'external' && !EXTERNAL_USERNAME_PATTERN.test(username))
     return {
       ok: false,
-      reason: 'the username must be 1-255 printable ASCII characters without spaces or ":"',
+      reason: "the username must be 1-255 of letters, digits and -._~!$&'()*+,;=%@",
     };
   if (!PASSWORD_PATTERN.test(password)) {
     // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader must

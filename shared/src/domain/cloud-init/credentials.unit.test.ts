@@ -55,6 +55,8 @@ describe('parseProxyCredentials', () => {
       [`${'u'.repeat(256)}:pw`, 'username'],
       ['us er:pw', 'username'],
       ['üser:pw', 'username'],
+      ['{"username":"u","password":"pw"}', 'username'],
+      ['[u]:pw', 'username'],
       ['user:pass word', 'password'],
       ['user:pass\r', 'carriage return'],
     ])('refuses %j, naming the %s rule', (payload, rule) => {
