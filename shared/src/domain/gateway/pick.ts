@@ -40,17 +40,27 @@ function leastActiveIn<A>(
   const c = listOf(route, tier);
   const n = c.length;
   if (n === 0) return undefined;
-  const start = advance(route, tier, n);
+  const start = (tier === 'sound' ? route.cursor : route.suspectCursor) % n;
   let best: Upstream<A> | undefined;
+  let bestAt = 0;
   let bestLoad = Number.POSITIVE_INFINITY;
   for (let i = 0; i < n; i++) {
-    const u = c[(start + i) % n]!;
+    const at = (start + i) % n;
+    const u = c[at]!;
     const load = u.live.active + u.live.reserved;
     if (load < bestLoad && !avoided(u, avoid) && isUsable(u, nowMs)) {
       best = u;
+      bestAt = at;
       bestLoad = load;
       if (load === 0) break;
     }
+  }
+  // The next pick starts past the one chosen, not one past this start: from each start in a run of busy
+  // or unusable proxies the scan reached the same first idle one after it, which took (k+1)/n of the
+  // picks behind k such proxies (one exit address rate-limited first, new sticky keys piled on it).
+  if (best) {
+    if (tier === 'sound') route.cursor = bestAt + 1;
+    else route.suspectCursor = bestAt + 1;
   }
   return best;
 }

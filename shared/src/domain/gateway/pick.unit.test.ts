@@ -175,6 +175,19 @@ describe('policies', () => {
     expect(new Set(names).size).toBe(3);
   });
 
+  it.each([
+    ['busy (one long tunnel each)', () => newLiveCounters(1)],
+    ['revoked', () => newLiveCounters(0, 0, true)],
+  ])('least-active shares the load evenly among idle proxies behind a run of %s ones', (_l, held) => {
+    const r = table('least-active', [up('a', { live: held() }), up('b', { live: held() }), up('c'), up('d')]);
+    const picks = new Map<string, number>();
+    for (let i = 0; i < 400; i++) {
+      const name = pickUpstream(r, NOW, undefined, sticky)!.name; // a short request: done before the next
+      picks.set(name, (picks.get(name) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(picks)).toEqual({ c: 200, d: 200 });
+  });
+
   it('round-robin cycles and skips unusable proxies', () => {
     const r = table('round-robin', [up('a'), up('b', { usableUntilMs: NOW }), up('c')]);
     const names = [0, 1, 2, 3].map(() => pickUpstream(r, NOW, undefined, sticky)?.name);
