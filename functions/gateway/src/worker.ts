@@ -377,13 +377,16 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     // began is older than the snapshot, which may give back a proxy it revoked (a cancelled drain): a
     // proxy the snapshot in use did not give, this one gives (back) unrevoked — whether its counters were
     // collected meanwhile (first met) or still live for what is open on it — and the next answer says
-    // otherwise if need be. A proxy the snapshot in use gives too keeps what the last answer said.
+    // otherwise if need be. A proxy the snapshot in use gives too keeps what the last answer said — read
+    // from that answer's set when the snapshot in use left it out for its credentials (no counters then).
     const revokedMeanwhile = this.revokedNames !== revokedBefore ? this.revokedNames : null;
     const givenBefore = this.givenBySnapshot();
     for (const u of compiled.upstreams.values()) {
       const firstMet = this.live.get(u.name) !== u.live;
       if (firstMet) this.live.set(u.name, u.live);
-      if (firstMet || !givenBefore(u.name)) u.live.revoked = revokedMeanwhile?.has(u.name) ?? false;
+      if (!givenBefore(u.name)) u.live.revoked = revokedMeanwhile?.has(u.name) ?? false;
+      // Given, but left out for its credentials: its counters went, and the last answer's word with them.
+      else if (firstMet) u.live.revoked = this.revokedNames.has(u.name);
     }
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);

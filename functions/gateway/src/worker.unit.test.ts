@@ -72,7 +72,7 @@ function newWorker(queue = 10, plainHttp?: PlainHttpSetting) {
     onOutcomeDropped: () => dropped.push(1),
     ...(plainHttp ? { plainHttp } : {}),
   });
-  return { worker, dropped, advance: (ms: number) => (now += ms) };
+  return { worker, dropped, creds, advance: (ms: number) => (now += ms) };
 }
 
 describe('GatewayWorker', () => {
@@ -237,6 +237,25 @@ describe('GatewayWorker', () => {
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
     worker.revokeProxyIds(['a']);
     expect(worker.pick('x', T0, noSticky).kind).toBe('no_upstream');
+  });
+
+  it('a revoked proxy left out for its credentials stays revoked when a snapshot giving it compiles it', async () => {
+    // Its counters went with the compile that left it out, so the revocation lived only in the answer's set:
+    // the next snapshot that still gives it (a delayed one, before the one that takes it away) met it anew.
+    const { worker, creds, advance } = newWorker();
+    const late = { credentialsRef: { secret: 'late', version: 'latest' } };
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a'), proxy('x', late)]), sha256Hex));
+    worker.revokeProxyIds(['x']);
+    creds.replace({ up: { username: 'u', password: 'p' }, late: { username: 'u', password: 'q' } });
+    advance(61_000); // past the credential cache's TTL: the secret is read again, and now resolves
+    await worker.applySnapshot(buildSnapshot(content(2, [proxy('a'), proxy('x', late)]), sha256Hex));
+    expect([...worker.snapshot()!.upstreams.keys()].sort()).toEqual(['a', 'x']);
+    const picked = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const q = worker.pick('x', T0 + 61_000, noSticky);
+      if (q.kind === 'ok') picked.add(q.upstream.name);
+    }
+    expect(picked).toEqual(new Set(['a']));
   });
 
   /**
