@@ -192,6 +192,27 @@ describe('/v1/fetch redial', () => {
     expect(connections).toBe(1);
   });
 
+  it('a proxy a snapshot swapped in during the look-up excluded from the route is not dialled', async () => {
+    // Its target check fails through it (contract §6 TARGET): still in the snapshot, no longer the route's.
+    connections = 0;
+    redials.length = 0;
+    let worker: GatewayWorker | undefined;
+    const d = await deps(async (n) => {
+      if (n === 2) {
+        const excluded = snapshot(2, [
+          proxy('a-dead', deadPort),
+          proxy('b-live', livePort, { excludedRoutes: ['all'] }),
+        ]);
+        expect(await worker?.applySnapshot(excluded)).toMatchObject({ ok: true });
+      }
+    });
+    worker = d.worker;
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 503, code: 'no_upstream' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(0);
+  });
+
   // A swap between the first pick and its failed dial (a snapshot every tick) compiles new entries for
   // every proxy: avoided by the object the first pick returned, the dead proxy was picked again — the one
   // redial spent on it, 502 although b-live was there. Two workers stand for before and after the swap.

@@ -9,6 +9,7 @@ import { isNoDnsName, parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import { headerStickyKey, isUsable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
+  matchRoute,
   normalizeHost,
   type Upstream,
 } from '../../../shared/src/domain/gateway/routing.js';
@@ -208,13 +209,16 @@ export async function fetchThrough(
   // `pick` avoids by name). The one kept is taken as the current snapshot has it: a swap compiles new
   // entries (sharing each proxy's counters by name), so the old object, for a proxy the swap dropped,
   // would carry counters no runtime report includes — a slot reserved on those is in use unseen, and the
-  // controller may give the proxy to another worker.
+  // controller may give the proxy to another worker. It is kept only while the current snapshot's route
+  // for the host still has it: a swap may have excluded it from the route (its target check fails
+  // through it), changed the route's selector or removed the route.
   const now = Date.now();
   const snap = deps.worker.snapshot();
-  const kept = redial && snap?.upstreams.get(redial.upstream.name);
+  const routeNow = redial && snap ? matchRoute(snap.table, host) : undefined;
+  const kept = redial && routeNow?.byName.get(redial.upstream.name);
   const picked =
-    redial && kept && kept.name !== redial.failed.name && isUsable(kept, now)
-      ? ({ kind: 'ok', route: redial.route, upstream: kept, fellBack: redial.fellBack } as const)
+    redial && routeNow && kept && kept.name !== redial.failed.name && isUsable(kept, now)
+      ? ({ kind: 'ok', route: routeNow, upstream: kept, fellBack: redial.fellBack } as const)
       : deps.worker.pick(host, now, sticky, redial?.failed, redial?.fellBack);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
