@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
-import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, probeable, runProbePass } from './probe-pass.js';
@@ -71,7 +71,11 @@ describe('runProbePass: the protocol each proxy is probed in', () => {
         }),
         status: { ip: '203.0.113.7' },
       }),
-      aProxy({ name: 'vm', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/vm' } }),
+      aProxy({
+        name: 'vm',
+        spec: managedSpec({ credentialsRef: { secret: 'res' } }),
+        status: { ip: '10.0.0.1', providerId: 'zones/z/instances/vm' },
+      }),
     ];
     const intervalMs = proxies[0]!.spec.healthCheck.intervalSeconds * 1000;
     await runProbePass(deps, proxies, t0, new Date(t0.getTime() + intervalMs));
