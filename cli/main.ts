@@ -34,6 +34,13 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   stdoutGone = true;
   if (watching) interrupt.abort();
 });
+// The same for stderr (`proxyplane … 2>&1 | head -1`): a message nobody reads is dropped, and the command
+// still exits with its own code — unhandled, the EPIPE made every failure exit 1 with a stack trace.
+let stderrGone = false;
+process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  stderrGone = true;
+});
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -45,7 +52,9 @@ const io: Io = {
   out: (text) => {
     if (!stdoutGone) process.stdout.write(`${text}\n`);
   },
-  err: (text) => process.stderr.write(`${text}\n`),
+  err: (text) => {
+    if (!stderrGone) process.stderr.write(`${text}\n`);
+  },
   clearScreen: () => {
     if (!stdoutGone) process.stdout.write('\x1b[H\x1b[2J');
   },

@@ -27,4 +27,19 @@ describe('proxyplane writing into a closed pipe', () => {
     ];
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
   }, 30_000);
+
+  it('a failure told into a closed stderr still exits with its own code', async () => {
+    // An unknown command: a usage error (exit 2) written to stderr only, whose reader is gone.
+    const cli = spawn(process.execPath, [join(repoRoot, 'bin/proxyplane.mjs'), 'no-such-command'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    cli.stderr.destroy();
+    const bound = setTimeout(() => cli.kill('SIGKILL'), 20_000);
+    const [code, signal] = (await once(cli, 'exit').finally(() => clearTimeout(bound))) as [
+      number | null,
+      NodeJS.Signals | null,
+    ];
+    expect({ code, signal }).toEqual({ code: 2, signal: null });
+  }, 30_000);
 });
