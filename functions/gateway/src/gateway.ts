@@ -2,6 +2,7 @@
 // main.ts calls it with the standalone pieces; the controller session will pass its own SnapshotSource,
 // CredentialResolver (Secret Manager) and Reporter.
 import { createServer } from 'node:http';
+import { dnsResolve, type Resolve } from '../../../shared/src/adapters/dns-resolve.js';
 import { listenOn } from '../../../shared/src/adapters/listen.js';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
@@ -9,7 +10,6 @@ import { answerClientError } from './client-error.js';
 import type { CompiledSnapshot } from './compile.js';
 import { type GatewayConfig, maxPreAuthPerSource } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
-import { dnsResolve } from './dns-resolve.js';
 import { FileSnapshotSource } from './file-source.js';
 import { createHttpListener } from './http-app.js';
 import { LocalReporter } from './local-reporter.js';
@@ -19,7 +19,7 @@ import { PreAuthGate } from './pre-auth-gate.js';
 import { createProxyListener } from './proxy-listener.js';
 import type { Reporter, SnapshotSource } from './session.js';
 import { newSocketCounts } from './sockets.js';
-import { type Resolve, TargetGuard } from './target-guard.js';
+import { TargetGuard } from './target-guard.js';
 import { startTrafficLog } from './traffic-log.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';

@@ -2,6 +2,7 @@
 // (a small TTL cache, concurrent look-ups shared) and every answer is classified. The caller connects to
 // the returned address, never to the name again, so a DNS answer that changes between the check and
 // the connection (rebinding) cannot steer the request.
+import type { Resolve } from '../../../shared/src/adapters/dns-resolve.js';
 import { isNoDnsName, parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import {
   type AllowList,
@@ -9,9 +10,6 @@ import {
   decideTarget,
   type TargetDecision,
 } from '../../../shared/src/domain/gateway/ssrf.js';
-
-/** A name's addresses, every family; rejects when it has none (dns-resolve.ts is the deployed one). */
-export type Resolve = (host: string) => Promise<string[]>;
 
 export interface GuardOptions {
   ttlMs: number;

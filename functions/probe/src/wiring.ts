@@ -2,6 +2,7 @@
 // registers the handler with them; a test builds them against the emulators.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Firestore } from '@google-cloud/firestore';
+import { dnsResolve } from '../../../shared/src/adapters/dns-resolve.js';
 import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestorePassiveFeedStore } from '../../../shared/src/adapters/firestore/passive-feed-store.js';
@@ -9,11 +10,7 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import {
-  fetchDirect,
-  handshakeThroughProxy,
-  probeThroughProxy,
-} from '../../../shared/src/adapters/probe/proxy-probe.js';
+import { proxyProber } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
@@ -46,6 +43,20 @@ export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecre
   });
 }
 
+/**
+ * How the checks resolve a proxy's endpoint host that is a DNS name (docs/health.md § How a check dials):
+ * c-ares on the event loop with the system's nameservers, each query attempt DNS_ATTEMPT_MS (the
+ * second twice that), hosts-file names through a bounded getaddrinfo — not dns.lookup, whose look-ups
+ * stuck on one provider's silent nameserver held libuv's four pool threads and failed every other proxy
+ * entered by name with DIAL timeout. The check's own deadline bounds each look-up.
+ */
+export const DNS_ATTEMPT_MS = 2_000;
+export const DNS_TRIES = 2;
+
+export function probeResolve() {
+  return dnsResolve({ servers: [], timeoutMs: DNS_ATTEMPT_MS, tries: DNS_TRIES });
+}
+
 export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logger): ProbeHandlerDeps {
   // Once per process: what EGRESS can see follows from the configuration, not from any tick.
   logEgressScope(config.PROBE_ECHO_URL ?? null, log);
@@ -70,7 +81,8 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     // `proxy` attribute an operator filters a subscription or the logs by.
     publisher: new PubSubReconcilePublisher(pubsub),
     secrets,
-    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy, direct: fetchDirect },
+    // Once per process: one c-ares channel for every check (proxy-probe.ts proxyProber).
+    prober: proxyProber(probeResolve()),
     log,
     recorder: logProbeRecorder(log),
     tiers: {

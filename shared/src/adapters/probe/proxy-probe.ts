@@ -2,11 +2,18 @@
 // CONNECT tunnel and later probes would never re-test the proxy). Through an HTTP proxy, an http URL is an
 // absolute-URI GET; an https URL is CONNECT, then TLS inside the tunnel, then GET. Through a SOCKS5 proxy,
 // either is a SOCKS5 CONNECT to the URL's host:port (socks5-connect.ts), then the GET — inside TLS for https.
+// A proxy whose endpoint host is a DNS name is dialled through the prober's resolver (proxyProber: c-ares,
+// ../dns-resolve.ts), not dns.lookup: getaddrinfo runs on libuv's four pool threads, and a few look-ups
+// stuck on one provider's silent nameserver held them all — every other proxy entered by name failed its
+// DIAL with `timeout` until the system resolver gave up. The look-up is part of the dial: the check's
+// deadline ends it as it ends a connect (DIAL `timeout`). What the check sends is about the target, never
+// the proxy's address: the Host header, the CONNECT authority and the SNI stay as they were.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { ProxyProtocol } from '../../domain/proxy.js';
 import { deadlineSignal } from '../deadline-signal.js';
+import { lookupVia, type Resolve } from '../dns-resolve.js';
 import { errorCode, ProbeFailure, type ProbeStage } from './probe-failure.js';
 import { socks5Connect } from './socks5-connect.js';
 
@@ -31,6 +38,28 @@ export interface ProbeOptions {
   rejectUnauthorized?: boolean;
   /** Ends the check at once when aborted (a probe pass that gave up waiting), as its deadline would. */
   cancel?: AbortSignal;
+  /**
+   * How the proxy's host is resolved when it is a DNS name (an IP literal is dialled as it is); absent:
+   * dns.lookup, getaddrinfo on libuv's pool. The deployed prober passes dnsResolve (proxyProber).
+   */
+  resolve?: Resolve;
+}
+
+/** The `lookup` option of a dial to the proxy: the resolver's, or none (Node's dns.lookup). */
+const lookupOption = (resolve: Resolve | undefined) => (resolve ? { lookup: lookupVia(resolve) } : {});
+
+/**
+ * The three checks with `resolve` resolving every proxy's host that is a name (the probe function's
+ * wiring: c-ares on the event loop, so look-ups stuck on one silent nameserver cannot hold the others).
+ */
+export function proxyProber(resolve: Resolve) {
+  return {
+    probe: (target: ProbeTarget, opts: ProbeOptions) => probeThroughProxy(target, { ...opts, resolve }),
+    handshake: (target: ProbeTarget, authority: string, timeoutMs: number, cancel?: AbortSignal) =>
+      handshakeThroughProxy(target, authority, timeoutMs, cancel, resolve),
+    // Through no proxy: the echo URL's host, one name of the operator's own, fetched as it always was.
+    direct: fetchDirect,
+  };
 }
 
 /** A check cancelled before it starts: no connection at all (a request would dial before it saw the abort). */
@@ -74,7 +103,7 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
         ? await viaSocks5(target, url, opts, deadline, dialed)
         : url.protocol === 'https:'
           ? await viaConnect(target, url, auth, opts, deadline, dialed)
-          : await viaAbsoluteUri(target, url, auth, deadline, dialed);
+          : await viaAbsoluteUri(target, url, auth, opts, deadline, dialed);
     const body = await readBody(res.message, opts.maxBodyBytes ?? 64 * 1024, deadline);
     const ok = res.message.statusCode === opts.expectedStatus;
     return finish({
@@ -105,6 +134,7 @@ function viaAbsoluteUri(
   target: ProbeTarget,
   url: URL,
   auth: string | undefined,
+  opts: ProbeOptions,
   signal: AbortSignal,
   dialed: Dialed,
 ) {
@@ -116,6 +146,7 @@ function viaAbsoluteUri(
       path: url.href,
       agent: false,
       signal,
+      ...lookupOption(opts.resolve),
       headers: { host: url.host, connection: 'close', ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -154,6 +185,7 @@ function viaConnect(
       path: authority,
       agent: false,
       signal,
+      ...lookupOption(opts.resolve),
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -191,7 +223,7 @@ async function viaSocks5(
 ) {
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1'); // an IPv6 literal goes as ATYP 4, unbracketed
-  const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs);
+  const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs, opts.resolve);
   dialed.address = socket.remoteAddress ?? null;
   return requestInside(socket, url, opts, signal);
 }
@@ -320,6 +352,7 @@ export async function handshakeThroughProxy(
   authority: string,
   timeoutMs: number,
   cancel?: AbortSignal,
+  resolveName?: Resolve,
 ): Promise<ProbeResult> {
   if (cancel?.aborted) return CANCELLED;
   const started = performance.now();
@@ -332,7 +365,8 @@ export async function handshakeThroughProxy(
     failure,
   });
   const deadline = deadlineSignal(timeoutMs, cancel);
-  if (target.protocol === 'socks5') return socks5Handshake(target, authority, timeoutMs, deadline, done);
+  if (target.protocol === 'socks5')
+    return socks5Handshake(target, authority, timeoutMs, deadline, done, resolveName);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({
       host: target.host,
@@ -341,6 +375,7 @@ export async function handshakeThroughProxy(
       path: authority,
       agent: false,
       signal: deadline,
+      ...lookupOption(resolveName),
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -371,6 +406,7 @@ async function socks5Handshake(
   timeoutMs: number,
   deadline: AbortSignal,
   done: (failure: ProbeResult['failure'], status: number | null) => ProbeResult,
+  resolve: Resolve | undefined,
 ): Promise<ProbeResult> {
   const colon = authority.lastIndexOf(':');
   const destination = {
@@ -378,7 +414,7 @@ async function socks5Handshake(
     port: Number(authority.slice(colon + 1)),
   };
   try {
-    const socket = await socks5Connect(target, destination, deadline, timeoutMs);
+    const socket = await socks5Connect(target, destination, deadline, timeoutMs, resolve);
     socket.destroy();
     return done(null, null);
   } catch (err) {

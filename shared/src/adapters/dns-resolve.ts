@@ -1,17 +1,23 @@
-// How the SSRF guard resolves a target name: over DNS with c-ares (node:dns Resolver), not getaddrinfo.
-// `dns.lookup` runs getaddrinfo on libuv's thread pool — four threads by default, shared with the file
-// system and crypto — so a few look-ups of names whose nameserver never answers (one slow zone is
-// enough; a hostile client can name any) hold every thread for the system resolver's whole timeout and
-// stall every other uncached look-up behind them. c-ares queries on the event loop, with its own timeout
-// and tries. A name DNS says does not exist (NXDOMAIN, or no A and no AAAA) goes to getaddrinfo after
-// all: it reads /etc/hosts and applies resolv.conf's search list, which c-ares queries do not, and a
-// name that does not exist is answered at once, not after a timeout. At once as a rule only: a name whose
-// nameserver says NXDOMAIN to c-ares and then stops answering (a hostile zone, a name a crawled page
-// made up, one per request) holds a pool thread for resolv.conf's timeouts × attempts × search domains.
-// So at most FALLBACK_THREADS such look-ups run at once (boundFallback); the pool keeps the rest of its
-// threads for everything else (an upstream named by host is dialled through dns.lookup too).
+// How a name is resolved where a stuck look-up must not stall the others — the gateway's SSRF guard (a
+// target name) and the probe's checks (a proxy's endpoint host): over DNS with c-ares (node:dns
+// Resolver), not getaddrinfo. `dns.lookup` runs getaddrinfo on libuv's thread pool — four threads by
+// default, shared with the file system and crypto — so a few look-ups of names whose nameserver never
+// answers (one slow zone is enough; a hostile client can name any; one external provider's nameserver
+// down) hold every thread for the system resolver's whole timeout and stall every other uncached
+// look-up behind them. c-ares queries on the event loop, with its own timeout and tries. A name DNS says
+// does not exist (NXDOMAIN, or no A and no AAAA) goes to getaddrinfo after all: it reads /etc/hosts and
+// applies resolv.conf's search list, which c-ares queries do not, and a name that does not exist is
+// answered at once, not after a timeout. At once as a rule only: a name whose nameserver says NXDOMAIN to
+// c-ares and then stops answering (a hostile zone, a name a crawled page made up, one per request) holds
+// a pool thread for resolv.conf's timeouts × attempts × search domains. So at most FALLBACK_THREADS such
+// look-ups run at once (boundFallback); the pool keeps the rest of its threads for everything else (the
+// gateway dials an upstream named by host through dns.lookup).
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup, Resolver } from 'node:dns/promises';
-import type { Resolve } from './target-guard.js';
+import { isIP } from 'node:net';
+
+/** A name's addresses, every family; rejects when it has none (dnsResolve is the deployed one). */
+export type Resolve = (host: string) => Promise<string[]>;
 
 export interface DnsOptions {
   /** Nameservers ("ip" or "ip:port"); empty: the system's (resolv.conf), as c-ares reads them. */
@@ -47,8 +53,8 @@ export interface FallbackBound {
 /**
  * `fallback` with at most `max` calls in flight; the next ones wait for a turn (a finishing call hands its
  * turn over directly), at most `queueMax` of them and each for at most `waitMs`. A look-up refused so
- * fails as a look-up the resolver could not answer (EAI_AGAIN): the guard refuses its target as
- * unresolvable.
+ * fails as a look-up the resolver could not answer (EAI_AGAIN): the gateway's guard refuses its target as
+ * unresolvable, a probe check fails its DIAL.
  */
 export function boundFallback(fallback: Resolve, bound: FallbackBound): Resolve {
   let running = 0;
@@ -111,5 +117,41 @@ export function dnsResolve(opts: DnsOptions, unbounded: Resolve = systemLookup):
     // hosts-file one.
     if ((c4 === undefined || ABSENT.has(c4)) && (c6 === undefined || ABSENT.has(c6))) return fallback(host);
     throw v4.status === 'rejected' ? v4.reason : (v6 as PromiseRejectedResult).reason;
+  };
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * `resolve` as the `lookup` option of net.connect / http.request, so a socket dialled to a name resolves
+ * it there instead of through dns.lookup: every address when Node asks for all (happy eyeballs), else
+ * the first, of the family asked for if one is. IP literals never reach it (Node dials them as they are).
+ * The look-up itself has no deadline of its own beyond the resolver's: the socket's (a request's signal,
+ * a destroy) ends the dial, and the answer arriving later is dropped with it.
+ */
+export function lookupVia(resolve: Resolve) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname).then(
+      (addresses) => {
+        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const all = addresses
+          .map((address) => ({ address, family: isIP(address) }))
+          .filter((a) => a.family !== 0 && (family === 0 || a.family === family));
+        if (all.length === 0) {
+          const err = Object.assign(new Error(`no address of ${hostname}`), {
+            code: 'ENOTFOUND',
+            hostname,
+          });
+          return callback(err, options.all ? [] : '', 0);
+        }
+        if (options.all) return callback(null, all);
+        callback(null, all[0]!.address, all[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, options.all ? [] : '', 0),
+    );
   };
 }

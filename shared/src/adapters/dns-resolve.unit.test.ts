@@ -1,16 +1,18 @@
-// dnsResolve against a real nameserver on loopback (test/support/dns-server.ts): both families, the
-// hosts-file fallback only for names DNS says do not exist, and a silent nameserver that times out
-// without touching libuv's thread pool.
+// dnsResolve (the gateway's and the probe's) against a real nameserver on loopback
+// (test/support/dns-server.ts): both families, the hosts-file fallback only for names DNS says do not
+// exist, and a silent nameserver that times out without touching libuv's thread pool; lookupVia, the
+// same resolver as a socket's `lookup` option.
 import { lookup } from 'node:dns/promises';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DnsServer, startDnsServer } from '../../../test/support/dns-server.js';
-import { boundFallback, dnsResolve } from './dns-resolve.js';
+import { boundFallback, dnsResolve, lookupVia } from './dns-resolve.js';
 
 let dns: DnsServer;
 
 beforeAll(async () => {
   dns = await startDnsServer({
-    a: { 'both.test': ['10.0.0.5'], 'v4.test': ['93.184.216.34'] },
+    a: { 'both.test': ['10.0.0.5'], 'v4.test': ['93.184.216.34'], 'loop.test': ['127.0.0.1'] },
     aaaa: { 'both.test': ['fd00::5'] },
     silent: (name) => name.endsWith('.hang.test'),
   });
@@ -56,6 +58,52 @@ describe('dnsResolve', () => {
     expect(settled).toEqual([]);
     expect(await Promise.all(pending)).toEqual(Array(8).fill('ETIMEOUT'));
     expect(fallbackCalls).toEqual([]);
+  });
+});
+
+describe('lookupVia', () => {
+  const ask = (host: string, options: { all?: boolean; family?: number }) =>
+    new Promise<{ err: string | null; address: unknown; family?: number }>((resolve) =>
+      lookupVia(resolver())(host, options, (err, address, family) =>
+        resolve({ err: err?.code ?? null, address, family }),
+      ),
+    );
+
+  it("answers as dns.lookup does: the first address, every one when asked for all, or the asked family's", async () => {
+    expect(await ask('v4.test', {})).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    expect(await ask('both.test', { all: true })).toEqual({
+      err: null,
+      address: [
+        { address: '10.0.0.5', family: 4 },
+        { address: 'fd00::5', family: 6 },
+      ],
+      family: undefined,
+    });
+    expect(await ask('both.test', { family: 6 })).toEqual({ err: null, address: 'fd00::5', family: 6 });
+    expect((await ask('v4.test', { family: 6 })).err).toBe('ENOTFOUND');
+    expect((await ask('n.hang.test', {})).err).toBe('ETIMEOUT');
+  });
+
+  it('as the lookup option, a socket dials the address the nameserver gave', async () => {
+    const server = net.createServer((s) => s.end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const queries = dns.queries.length;
+      const socket = net.connect({
+        host: 'loop.test',
+        port: (server.address() as AddressInfo).port,
+        lookup: lookupVia(resolver()),
+      });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+      expect(socket.remoteAddress).toBe('127.0.0.1');
+      socket.destroy();
+      expect(dns.queries.slice(queries)).toContain('A loop.test');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
 
