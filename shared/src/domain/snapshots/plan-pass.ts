@@ -318,11 +318,18 @@ export function planPass(
     // withheld worker: renewing its grant in snapshots it does not take kept its proxies from everyone
     // else for as long as it reported. It must still get one it can ACK, though, to be given proxies again:
     // one whose grant was swept (a day without an epoch change) gets one granting nothing past now.
+    // Nor is the grant renewed for a session that has ACKed nothing yet while the worker owns proxies: a
+    // worker withheld for snapshots it cannot take has its reports refused once the epoch moves, its
+    // session lapses and it registers again — a new session, no debt yet, renewed at once, lapsing in turn:
+    // the grant never ran out, and its proxies, draining toward workers that serve, never moved. A session
+    // that takes its snapshots ACKs within seconds, and the pass that ACK asks for renews it.
     const held = withheld.has(id);
-    const grant =
-      nextGrant(w.grantedUntil, !shuttingDown(w) && !held, x.now, x.settings) ?? (held ? x.now : null);
-    if (!grant) continue;
     const mine = byOwner.get(id) ?? [];
+    const unproven = w.session.ackedVersion === null && mine.length > 0;
+    const grant =
+      nextGrant(w.grantedUntil, !shuttingDown(w) && !held && !unproven, x.now, x.settings) ??
+      (held || unproven ? x.now : null);
+    if (!grant) continue;
     const owned = ownedBy(id, mine).flatMap((r) => {
       const p = byName.get(r.proxy);
       // Owned but no longer in the pool spec is already draining; a deleted or reclaimed one drains too.

@@ -502,6 +502,32 @@ describe('planPass', () => {
       }
     });
 
+    it('registered again (its session lapsed: reports refused once the epoch moved), its grant is not renewed before it ACKs', () => {
+      // The new session owes nothing yet; renewed, it lapsed and registered again before its debt came due,
+      // and the grant never ran out: the proxies draining off it never moved.
+      const again = stalled({ session: registered('w1'), ackOwed: null });
+      const p = p1Beside(new Map([['p1', rec('p1', 'w1', 6)]]), again, undefined, { epoch: 6 });
+      expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([
+        ['w1', later(100)],
+        ['w2', later(180)],
+      ]);
+      // Once that grant lapsed (plus the skew) the proxy moves to w2, a worker that serves; w1, owning
+      // nothing now, is granted as a new worker is — nothing of anyone's waits on it.
+      const lapsed = p1Beside(
+        new Map([['p1', rec('p1', 'w1', 6)]]),
+        stalled({ session: registered('w1', later(106)), ackOwed: null, grantedUntil: later(100) }),
+        view('w2', { session: session('w2', later(106)), grantedUntil: later(180) }),
+        { now: later(106), epoch: 6 },
+      );
+      expect(lapsed.builds.find((b) => b.workerId === 'w1')?.owned).toEqual([]);
+      expect(lapsed.ownership.changes).toEqual([
+        { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+      ]);
+      // A new worker owning nothing is granted at once, as before: nothing of anyone's waits on it.
+      const fresh = p1Beside(new Map([['p1', rec('p1', 'w2')]]), view('w1', { session: registered('w1') }));
+      expect(fresh.builds.find((b) => b.workerId === 'w1')?.grant).toEqual(later(180));
+    });
+
     it('never ACKed at all: no grant renewed past max_stale_age either', () => {
       const p = planPass(
         input({
