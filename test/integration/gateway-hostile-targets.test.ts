@@ -102,6 +102,35 @@ describe('gateway facing hostile targets', () => {
     expect(Buffer.from(await next.arrayBuffer()).equals(BODY)).toBe(true);
   });
 
+  // Transfer-Encoding: gzip, chunked — Node undoes the chunking only, and a relay that drops the field
+  // handed gzip bytes over as the plain body.
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a body coded beyond chunked is a 502, and the slot comes back',
+    async (_, base) => {
+      const r = await fetchVia(`${base()}/gzip-chunked`);
+      expect(r.status).toBe(502);
+      expect(await r.json()).toEqual({ error: 'target_bad_response', status: 200 });
+      await noLoad();
+    },
+  );
+
+  it('the proxy listener in absolute form: gzip, chunked goes to an HTTP/1.1 client labelled, to an HTTP/1.0 one not at all', async () => {
+    const r11 = await get(`http://${SCRIPTED}/gzip-chunked`);
+    expect(r11.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r11.text).toMatch(/\r\nTransfer-Encoding: gzip, chunked\r\n/i);
+    const r10 = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/gzip-chunked HTTP/1.0\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+      { timeoutMs: CLIENT_WAIT_MS },
+    );
+    expect(r10.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r10.text).toContain('X-Proxyplane-Error: target_bad_response');
+    await noLoad();
+  });
+
   it('the proxy listener in absolute form: a 101 is a 502, and the slot comes back', async () => {
     const r = await get(`http://${SCRIPTED}/101`);
     expect(r.closedBy).toBe('server');

@@ -6,9 +6,12 @@
 // inside a CONNECT tunnel to itself, as a pinned target — and counts the connections it accepted; switches
 // make it drop connections the ways a real upstream does, or die.
 import net, { type AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 /** Every byte value, several times: more than one read and one chunk. */
 export const BODY = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+/** /gzip-chunked's body under its gzip coding. */
+const GZIPPED = gzipSync('plain text');
 
 export const BIG_COOKIE = 'c'.repeat(17_000);
 
@@ -123,6 +126,12 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       s.write('0\r\nX-Sum: 42\r\nX-Proxyplane-Error: no_upstream\r\n\r\n');
       return false;
     }
+    case '/gzip-chunked':
+      // A coding besides chunked (no request asked for one: the gateway sends no TE): Node de-chunks only.
+      s.write(`${ok}Transfer-Encoding: gzip, chunked\r\n\r\n${GZIPPED.length.toString(16)}\r\n`);
+      s.write(GZIPPED);
+      s.write('\r\n0\r\n\r\n');
+      return false;
     case '/close':
       s.write(`${ok}Connection: close\r\nX-Framing: close\r\n\r\n`);
       s.end(BODY);

@@ -15,7 +15,7 @@ import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
-import { connectionListed, isGatewayField } from './response-head.js';
+import { codedBeyondChunked, connectionListed, isGatewayField } from './response-head.js';
 import { detailHeaders } from './responses.js';
 import { streamBody } from './stream-body.js';
 
@@ -212,8 +212,9 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
   ) {
     const status = res.statusCode ?? 0;
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
-    // 200–599, and neither does this one.
-    if (status < 200 || status > 599) {
+    // 200–599, and neither does this one. Nor a body coded beyond chunked: Transfer-Encoding is dropped
+    // here (the body goes chunked anew), and the gzip under it would go with no label (codedBeyondChunked).
+    if (status < 200 || status > 599 || codedBeyondChunked(res.headers['transfer-encoding'])) {
       res.destroy();
       done();
       deps.recorder.request('fetch', route, 'target_bad_response');
