@@ -132,8 +132,11 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
     connect.on('connect', (r, s) => ok([r, s])).on('error', fail),
   );
   if (res.statusCode !== 200) {
+    // The proxy's answer, not the site's (a managed proxy's squid refuses a port outside its connectPorts
+    // with 403): thrown, as a refused SOCKS5 connect is, so nothing is reported against the site — a
+    // `banned` here cooled the proxy down for the whole host, on the ports it does serve too.
     socket.destroy();
-    return { status: res.statusCode ?? 0, body: '' };
+    throw new Error(`proxy refused the tunnel to ${url.host}: HTTP ${res.statusCode}`);
   }
   const req = https.request({
     host: url.hostname,

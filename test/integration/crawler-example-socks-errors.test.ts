@@ -8,14 +8,28 @@ import { fetchThroughProxy } from '../../docs/examples/crawler.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 
 let socks: ForwardProxy;
+/** An HTTP proxy that opens tunnels to port 443 only, as a managed proxy's squid by default. */
+let http443: ForwardProxy;
 
 beforeAll(async () => {
   socks = createForwardProxy({ protocol: 'socks5', credentials: 'crawl:right-pw' });
   await socks.listen();
+  http443 = createForwardProxy({ credentials: 'crawl:right-pw', connectPorts: [443] });
+  await http443.listen();
 });
 
 afterAll(async () => {
   await socks?.close();
+  await http443?.close();
+});
+
+// Returned as a page, the proxy's 403 read as the site's and was reported `banned`: the proxy cooled
+// down for the whole host, on the ports it serves too.
+it('throws on a tunnel the HTTP proxy refuses: its answer is no page of the site', async () => {
+  const url = `http://crawl:right-pw@${http443.host}:${http443.port}`;
+  const err = await fetchThroughProxy(url, 'https://127.0.0.1:8443/', 10_000).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(Error);
+  expect(String(err)).toMatch(/proxy refused the tunnel to 127\.0\.0\.1:8443: HTTP 403/);
 });
 
 it('keeps the password out of a refused SOCKS5 connect’s error', async () => {
