@@ -51,8 +51,8 @@ export interface LeaseClientOptions {
   /**
    * Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s
    * (default 2) — a 429 that asks for longer is given up at once (LeaseApiError.retryAfterSeconds says
-   * when); an acquire's, a release's and a report's also of a lost answer (timeout, reset, 500/502/504),
-   * 1 s apart, an acquire under its Idempotency-Key.
+   * when); an acquire's, a renewal's, a release's and a report's also of a lost answer (timeout, reset,
+   * 500/502/504), 1 s apart, an acquire under its Idempotency-Key.
    */
   retries?: number;
   fetch?: typeof fetch;
@@ -182,12 +182,17 @@ export class LeaseClient {
    * answer that was lost — a timeout, a connection reset, a 500/502/504 (Cloud Run's front end, whose
    * own page is no answer of the service). Such an acquire may well have been granted: its retry under
    * the key gets that lease, not a second one (docs/leases.md § Idempotent acquire). A caller retrying
-   * the thrown error itself would send a new key and lease twice.
+   * the thrown error itself (a 429 whose Retry-After it scheduled by, a 503 past the retries) passes
+   * `idempotencyKey` — its own, e.g. crypto.randomUUID(), the same for every try of one acquire — or it
+   * sends a new key and may lease twice: the first try's grant may have committed unseen.
    */
-  async acquire(request: AcquireOptions = {}): Promise<LeaseGrant> {
+  async acquire(
+    request: AcquireOptions = {},
+    { idempotencyKey }: { idempotencyKey?: string } = {},
+  ): Promise<LeaseGrant> {
     let body: unknown;
     try {
-      const key = globalThis.crypto.randomUUID();
+      const key = idempotencyKey ?? globalThis.crypto.randomUUID();
       body = await this.send('POST', '/v1/leases', request, { 'idempotency-key': key }, true);
     } catch (err) {
       if (err instanceof LeaseApiError && err.code === 'bad_response') {
@@ -207,10 +212,15 @@ export class LeaseClient {
     await this.release(leaseId).catch(() => {});
   }
 
+  /**
+   * Sent again when its answer was lost: a renewal sets the expiry to now + TTL and never shortens it, so
+   * one landed twice extends once (to the later now) — and the renewal is the call whose failure near
+   * the expiry costs the crawler its lease.
+   */
   async renew(leaseId: string, ttlSeconds?: number): Promise<RenewResponse> {
     const body = ttlSeconds === undefined ? {} : { ttlSeconds };
     return RenewResponse.parse(
-      await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/renew`, body),
+      await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/renew`, body, {}, true),
     );
   }
 

@@ -136,10 +136,35 @@ describe('LeaseClient', () => {
       vi.useRealTimers();
     }
     expect(n).toBe(3);
-    // A renewal sent twice would extend the lease twice: no key, no retry of a lost answer.
+    // A renewal too: sent twice it extends once (expiry = now + TTL, never shortened).
     n = 0;
-    expect(await client.renew('L1').catch((e: unknown) => e)).toBe(err);
-    expect(n).toBe(1);
+    vi.useFakeTimers();
+    try {
+      const renewed = client.renew('L1').catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(2 * 1_000);
+      expect(await renewed).toBe(err);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(n).toBe(3);
+  });
+
+  it("sends the caller's idempotencyKey when given: its own retry of a thrown acquire gets the first grant back", async () => {
+    const f = fakeFetch([
+      [429, { error: 'rate_limited' }, { 'retry-after': '30' }],
+      [201, grant],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    const key = 'crawl-7f3a:acquire-1';
+    expect(await client.acquire({}, { idempotencyKey: key }).catch((e: unknown) => e)).toMatchObject({
+      status: 429,
+      retryAfterSeconds: 30,
+    });
+    expect(await client.acquire({}, { idempotencyKey: key })).toEqual(grant);
+    expect(f.calls.map((c) => (c.init.headers as Record<string, string>)['idempotency-key'])).toEqual([
+      key,
+      key,
+    ]);
   });
 
   it('a spent or reused key is a LeaseApiError with its code, not a NoMatchError', async () => {
@@ -202,12 +227,14 @@ describe('LeaseClient', () => {
       [503, html, { 'content-type': 'text/html', 'retry-after': '0' }],
       [204, null],
       [502, html, { 'content-type': 'text/html' }],
+      [502, html, { 'content-type': 'text/html' }],
     ]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
     await client.release('L1');
     expect(f.calls).toHaveLength(2);
-    // A renewal, not a release: a release's lost answer (a 502) is sent again.
+    // A lost answer (a 502) is sent again once (retries: 1), then given up.
     const err = await client.renew('L2').catch((e: unknown) => e);
+    expect(f.calls).toHaveLength(4);
     expect(err).toBeInstanceOf(LeaseApiError);
     expect(err).toMatchObject({ status: 502, code: 'http_error', body: html.text });
   });
