@@ -10,7 +10,7 @@
 // check dials).
 import { execFileSync } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
-import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,8 +98,7 @@ async function holdThreadPool() {
   const opens = fifos.map((f) => open(f, 'r'));
   // Held: a getaddrinfo of localhost (/etc/hosts, answered at once otherwise) does not complete meanwhile.
   const probe = lookup('localhost').then(() => 'done');
-  expect(await Promise.race([probe, sleep(300).then(() => 'held')])).toBe('held');
-  return async () => {
+  const release = async () => {
     for (const f of fifos) {
       // A non-blocking open for writing succeeds once the reader's open is in flight (ENXIO before).
       for (let i = 0; ; i++) {
@@ -114,7 +113,16 @@ async function holdThreadPool() {
     }
     for (const h of await Promise.all(opens)) await h.close();
     await probe;
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    expect(await Promise.race([probe, sleep(300).then(() => 'held')])).toBe('held');
+  } catch (err) {
+    // The pool's threads are the test worker's, shared with the files it runs next (isolate: false).
+    await release();
+    throw err;
+  }
+  return release;
 }
 
 describe('probe checks: a proxy entered by DNS name', () => {

@@ -12,9 +12,10 @@
 // a pool thread for resolv.conf's timeouts × attempts × search domains. So at most FALLBACK_THREADS such
 // look-ups run at once (boundFallback); the pool keeps the rest of its threads for everything else (the
 // gateway dials an upstream named by host through dns.lookup).
-import type { LookupAddress, LookupOptions } from 'node:dns';
+import { ADDRCONFIG, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 /** A name's addresses, every family; rejects when it has none (dnsResolve is the deployed one). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -120,6 +121,16 @@ export function dnsResolve(opts: DnsOptions, unbounded: Resolve = systemLookup):
   };
 }
 
+/** The address families this host has a non-loopback address of (getaddrinfo's AI_ADDRCONFIG). */
+function configuredFamilies(): ReadonlySet<number> {
+  const families = new Set<number>();
+  for (const list of Object.values(networkInterfaces())) {
+    // 'IPv4'/'IPv6' (a number on Node 18.0–18.3).
+    for (const a of list ?? []) if (!a.internal) families.add(String(a.family).endsWith('6') ? 6 : 4);
+  }
+  return families;
+}
+
 type LookupCallback = (
   err: NodeJS.ErrnoException | null,
   address: string | LookupAddress[],
@@ -131,16 +142,25 @@ type LookupCallback = (
  * it there instead of through dns.lookup: every address when Node asks for all (happy eyeballs), else
  * the first, of the family asked for if one is. IP literals never reach it (Node dials them as they are).
  * The look-up itself has no deadline of its own beyond the resolver's: the socket's (a request's signal,
- * a destroy) ends the dial, and the answer arriving later is dropped with it.
+ * a destroy) ends the dial, and the answer arriving later is dropped with it. Node asks with ADDRCONFIG
+ * (no family given), as getaddrinfo honours it: only the families this host has an address of — on an
+ * IPv4-only runtime (Cloud Functions) a dual-stack name's AAAA went into happy eyeballs, which gives the
+ * IPv4 attempt 250 ms before moving on to an IPv6 one that fails at once: a proxy slower than that to
+ * accept failed its dial.
  */
-export function lookupVia(resolve: Resolve) {
+export function lookupVia(resolve: Resolve, configured: () => ReadonlySet<number> = configuredFamilies) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname).then(
       (addresses) => {
         const family = options.family === 4 || options.family === 6 ? options.family : 0;
-        const all = addresses
+        const usable = addresses
           .map((address) => ({ address, family: isIP(address) }))
           .filter((a) => a.family !== 0 && (family === 0 || a.family === family));
+        const here = ((options.hints ?? 0) & ADDRCONFIG) !== 0 ? configured() : null;
+        const kept = here ? usable.filter((a) => here.has(a.family)) : usable;
+        // No address of a configured family: the others are tried rather than none (a host whose only
+        // addresses are loopback ones configures no family by getaddrinfo's rule either).
+        const all = kept.length > 0 ? kept : usable;
         if (all.length === 0) {
           const err = Object.assign(new Error(`no address of ${hostname}`), {
             code: 'ENOTFOUND',

@@ -2,6 +2,7 @@
 // (test/support/dns-server.ts): both families, the hosts-file fallback only for names DNS says do not
 // exist, and a silent nameserver that times out without touching libuv's thread pool; lookupVia, the
 // same resolver as a socket's `lookup` option.
+import { ADDRCONFIG } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -82,6 +83,23 @@ describe('lookupVia', () => {
     expect(await ask('both.test', { family: 6 })).toEqual({ err: null, address: 'fd00::5', family: 6 });
     expect((await ask('v4.test', { family: 6 })).err).toBe('ENOTFOUND');
     expect((await ask('n.hang.test', {})).err).toBe('ETIMEOUT');
+  });
+
+  // net.connect with no family asks { all: true, hints: ADDRCONFIG }, as getaddrinfo honours it. Ignored,
+  // an IPv4-only host got a dual-stack name's AAAA too, and happy eyeballs left a proxy slower than 250 ms
+  // to accept for an IPv6 attempt that fails at once.
+  it("with ADDRCONFIG, only the families this host has an address of (all when it has none of the name's)", async () => {
+    const asked = (configured: number[]) =>
+      new Promise<unknown>((resolve) =>
+        lookupVia(resolver(), () => new Set(configured))(
+          'both.test',
+          { all: true, hints: ADDRCONFIG },
+          (_err, address) => resolve(address),
+        ),
+      );
+    expect(await asked([4])).toEqual([{ address: '10.0.0.5', family: 4 }]);
+    expect(await asked([4, 6])).toHaveLength(2);
+    expect(await asked([])).toHaveLength(2);
   });
 
   it('as the lookup option, a socket dials the address the nameserver gave', async () => {
