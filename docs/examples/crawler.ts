@@ -114,9 +114,17 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
       signal,
     });
     req.end();
-    return collect(
-      await new Promise<http.IncomingMessage>((ok, fail) => req.on('response', ok).on('error', fail)),
+    const res = await new Promise<http.IncomingMessage>((ok, fail) =>
+      req.on('response', ok).on('error', fail),
     );
+    // squid's own error page (a port outside its Safe_ports, a destination it refuses): the proxy's answer,
+    // not the site's — thrown, as a refused tunnel is, so its 403 is never reported `banned`.
+    const squidError = res.headers['x-squid-error'];
+    if (squidError !== undefined) {
+      res.resume();
+      throw new Error(`proxy refused the request to ${url.host}: HTTP ${res.statusCode} (${squidError})`);
+    }
+    return collect(res);
   }
   // https: open a tunnel, then speak TLS to the target through it.
   const connect = http.request({

@@ -213,8 +213,13 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     const status = res.statusCode ?? 0;
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
     // 200–599, and neither does this one. Nor a body coded beyond chunked: Transfer-Encoding is dropped
-    // here (the body goes chunked anew), and the gzip under it would go with no label (codedBeyondChunked).
-    if (status < 200 || status > 599 || codedBeyondChunked(res.headers['transfer-encoding'])) {
+    // here (the body goes chunked anew), and the gzip under it would go with no label (codedBeyondChunked);
+    // an answer with no body (HEAD, 204, 304) has nothing to mislabel.
+    const coded =
+      codedBeyondChunked(res.headers['transfer-encoding']) &&
+      !NULL_BODY.has(status) &&
+      method.toUpperCase() !== 'HEAD';
+    if (status < 200 || status > 599 || coded) {
       res.destroy();
       done();
       deps.recorder.request('fetch', route, 'target_bad_response');

@@ -14,7 +14,6 @@ import {
   bodyFraming,
   clientResponseHead,
   codedBeyondChunked,
-  endsChunked,
   isGatewayField,
   isProxyChallenge,
   isProxyErrorPage,
@@ -220,7 +219,10 @@ export class PlainForward {
       return;
     }
     const te = res.headers['transfer-encoding'];
-    if (!this.r.clientHttp11 && endsChunked(te) && codedBeyondChunked(te)) {
+    // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.
+    const noBody = this.r.method.toUpperCase() === 'HEAD' || status === 204 || status === 304;
+    const framing = bodyFraming(te, noBody, this.r.clientHttp11);
+    if (framing === 'dechunked' && codedBeyondChunked(te)) {
       // De-chunked for an HTTP/1.0 client, the field goes and the gzip under it with no label: no answer.
       this.finished = true;
       this.req?.destroy();
@@ -230,9 +232,6 @@ export class PlainForward {
     if (!this.owner.forwardResponse(status, isProxyChallenge(res), isProxyErrorPage(res))) return;
     this.res = res;
     res[FWD] = this;
-    // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.
-    const noBody = this.r.method.toUpperCase() === 'HEAD' || status === 204 || status === 304;
-    const framing = bodyFraming(te, noBody, this.r.clientHttp11);
     this.rechunk = framing === 'rechunk';
     const c = this.owner.client;
     // The body that came in the same read as the head is emitted on the next tick (when 'data' resumes

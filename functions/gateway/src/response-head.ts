@@ -49,12 +49,12 @@ export const endsChunked = (te: string | undefined): boolean =>
 
 /**
  * A Transfer-Encoding with a coding besides chunked (`gzip, chunked`; a compliant server sends none, as
- * every request goes without TE). Node's parser undoes the chunking only: the body stays gzipped, and a
+ * every request goes without TE; `identity` alone, an old server's, codes nothing). Node's parser undoes the chunking only: the body stays gzipped, and a
  * relay that drops the field (/v1/fetch; an HTTP/1.0 client's de-chunked body) would hand over coded
  * bytes labelled as the plain body.
  */
 export const codedBeyondChunked = (te: string | undefined): boolean =>
-  te !== undefined && !/^[ \t]*chunked[ \t]*$/i.test(te);
+  te !== undefined && !/^[ \t]*(?:chunked|identity)[ \t]*$/i.test(te);
 
 /**
  * How the body travels to the client. `rechunk`: the upstream sent it chunked and the client speaks

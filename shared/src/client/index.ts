@@ -184,7 +184,8 @@ export class LeaseClient {
    * the key gets that lease, not a second one (docs/leases.md § Idempotent acquire). A caller retrying
    * the thrown error itself (a 429 whose Retry-After it scheduled by, a 503 past the retries) passes
    * `idempotencyKey` — its own, e.g. crypto.randomUUID(), the same for every try of one acquire — or it
-   * sends a new key and may lease twice: the first try's grant may have committed unseen.
+   * sends a new key and may lease twice: the first try's grant may have committed unseen. After an
+   * unreadable grant (released here) or `idempotency_key_spent`, a new key: that one is spent.
    */
   async acquire(
     request: AcquireOptions = {},
