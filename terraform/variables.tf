@@ -505,6 +505,13 @@ variable "probe_echo_url" {
     condition     = var.probe_echo_url == null || try(tonumber(regex("^https?://[^/?#]*:([0-9]+)(?:[/?#]|$)", var.probe_echo_url)[0]) <= 65535, true)
     error_message = "probe_echo_url's port must be 65535 or below."
   }
+  # A managed proxy's squid forwards plain http to its Safe_ports only (80, 443, 1025-65535;
+  # shared/src/domain/cloud-init/squid-conf.ts): an echo elsewhere gets squid's 403 through every managed
+  # proxy while answering the prober directly, so EGRESS fails them all and the fleet turns Unhealthy.
+  validation {
+    condition     = var.probe_echo_url == null || try(contains([80, 443], tonumber(regex("^http://[^/?#]*:([0-9]+)(?:[/?#]|$)", var.probe_echo_url)[0])) || tonumber(regex("^http://[^/?#]*:([0-9]+)(?:[/?#]|$)", var.probe_echo_url)[0]) >= 1025, true)
+    error_message = "probe_echo_url's http port must be 80, 443 or 1025-65535: a managed proxy's squid refuses plain http to any other port (its Safe_ports), and every managed proxy would fail EGRESS."
+  }
   validation {
     condition     = var.probe_echo_url == null || try(alltrue(concat([length(split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0])) <= 4], [for o in split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0]) : can(regex("^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$", o))])), true)
     error_message = "probe_echo_url's IPv4 address must be at most four numbers, each from 0 to 255 with no leading zeros."

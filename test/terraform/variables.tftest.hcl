@@ -409,6 +409,14 @@ run "accepts_an_http_echo_for_the_probe" {
   }
 }
 
+run "rejects_a_plain_http_echo_on_a_port_squid_refuses" {
+  command = plan
+  variables {
+    probe_echo_url = "http://echo.example.net:81/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
 run "rejects_a_probe_echo_without_a_scheme" {
   command = plan
   variables {
