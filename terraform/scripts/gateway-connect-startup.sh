@@ -30,8 +30,13 @@ access() {
     "https://secretmanager.googleapis.com/v1/projects/$project/secrets/$(md instance/attributes/clients-secret)/versions/latest:access"
 }
 retry access
-# The value is joined onto one line: docker's --env-file has no multi-line values (a JSON array may span lines).
-users=$(sed -nE 's/.*"data": *"([^"]+)".*/\1/p' "$state/access.json" | base64 -d | tr '\r\n' '  ')
+# The value is joined onto one line: docker's --env-file has no multi-line values. A JSON array may span
+# lines (joined with spaces); user:pass pairs one per line are joined with commas, as the gateway splits them.
+users=$(sed -nE 's/.*"data": *"([^"]+)".*/\1/p' "$state/access.json" | base64 -d)
+case "$(printf '%s' "$users" | tr -d ' \t\r\n' | cut -c1)" in
+'[') users=$(printf '%s' "$users" | tr '\r\n' '  ') ;;
+*) users=$(printf '%s' "$users" | tr '\r\n' ',,') ;;
+esac
 rm -f "$state/access.json"
 printf 'GATEWAY_CLIENT_USERS=%s\n' "$users" >"$state/env"
 # Container-Optimized OS accepts only SSH until told otherwise, and with --network=host Docker opens

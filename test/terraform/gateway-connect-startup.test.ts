@@ -194,6 +194,23 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(containerCalls()).toEqual([]);
   });
 
+  it('joins user:password pairs one per line with commas, as the gateway splits them', () => {
+    const lines = 'crawler:pa ss:w0rd\r\nci:x\n';
+    writeFileSync(
+      join(dir, 'fix/access.json'),
+      ACCESS.replace(Buffer.from(USERS).toString('base64'), Buffer.from(lines).toString('base64')),
+    );
+    const run = boot();
+    expect(run.status).toBe(0);
+    const line = readFileSync(join(state, 'env'), 'utf8').split('\n')[0]!;
+    expect(
+      GatewayEnv.parse({ GATEWAY_CLIENT_USERS: line.slice(line.indexOf('=') + 1) }).GATEWAY_CLIENT_USERS,
+    ).toEqual([
+      { username: 'crawler', password: 'pa ss:w0rd' },
+      { username: 'ci', password: 'x' },
+    ]);
+  });
+
   it('writes the client users to a root-only env file on one line and starts the gateway with it', () => {
     const run = boot();
     expect(run.stderr).toBe('');

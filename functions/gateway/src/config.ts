@@ -42,7 +42,7 @@ const Nameservers = list.refine((xs) => xs.every(isNameserver), {
   message: 'each nameserver is an IP address, ipv4:port or [ipv6]:port',
 });
 
-/** "user:pass,user2:pass2" or a JSON array of {"username","password"}. */
+/** "user:pass,user2:pass2" (or one pair per line) or a JSON array of {"username","password"}. */
 const Users = z
   .string()
   .default('')
@@ -73,7 +73,9 @@ const Users = z
       ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: a JSON array of {username, password}' });
       return z.NEVER;
     }
-    return text.split(',').map((pair) => {
+    // One pair per line too (a secret written from a file, `--data-file=users.txt`): split at commas only,
+    // the first user got the rest of the file as its password and every client was answered 407.
+    return text.split(/[,\r\n]+/).map((pair) => {
       const i = pair.indexOf(':');
       // An empty password too ("crawler:", a `crawler:$PASS` whose variable was unset): the JSON form
       // refuses one, and anyone who knew the user name would have been let in.

@@ -39,6 +39,14 @@ describe('loadGatewayConfig', () => {
     ).toBe('pinned');
   });
 
+  it('reads user:password pairs one per line too (a secret written from a file)', () => {
+    const c = loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'crawler:pa ss\r\nci:x\n' });
+    expect(c.GATEWAY_CLIENT_USERS).toEqual([
+      { username: 'crawler', password: 'pa ss' },
+      { username: 'ci', password: 'x' },
+    ]);
+  });
+
   it.each([
     ['no client credentials at all', {}],
     ['a user without a password separator', { GATEWAY_CLIENT_USERS: 'nocolon' }],
