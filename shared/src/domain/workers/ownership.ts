@@ -131,28 +131,37 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
 }
 
 /**
- * A plan's changes, in order, as consecutive commits of at most `maxAssignments` assignments each (the
- * other changes write no claim and go where they fall). Each assignment claims its proxy's lease state in
- * the commit (one write apiece), and a store's commit has a bound (Firestore: 500 writes): a pool assigned
- * at once — the first worker to register, a fleet flipped into the pool — must not be one commit that can
- * never succeed.
+ * The most changes one commit carries: each is a record in a shard document's map (up to ~500 bytes of
+ * request with a 63-character proxy name and a 128-character worker id), and Firestore refuses a commit
+ * request over 10 MiB. A pass that moves tens of thousands of proxies at once (a gateway scaled from 6
+ * workers to 12 over 96,000 proxies drains 48,000: 11 MiB in one commit) failed that commit on every pass,
+ * no snapshot built, until every grant lapsed — and the plan only grew.
+ */
+export const MAX_CHANGES_PER_COMMIT = 10_000;
+
+/**
+ * A plan's changes, in order, as consecutive commits of at most `maxAssignments` assignments each and
+ * `maxChanges` changes in all. Each assignment claims its proxy's lease state in the commit (one write
+ * apiece), and a store's commit has a bound (Firestore: 500 writes): a pool assigned at once — the first
+ * worker to register, a fleet flipped into the pool — must not be one commit that can never succeed; nor
+ * may the records of a mass drain or release outgrow the commit request (MAX_CHANGES_PER_COMMIT).
  */
 export function commitChunks(
   changes: readonly OwnershipChange[],
   maxAssignments: number,
+  maxChanges: number = MAX_CHANGES_PER_COMMIT,
 ): OwnershipChange[][] {
   const chunks: OwnershipChange[][] = [];
   let current: OwnershipChange[] = [];
   let assigned = 0;
   for (const c of changes) {
-    if (c.kind === 'assigned') {
-      if (assigned === maxAssignments) {
-        chunks.push(current);
-        current = [];
-        assigned = 0;
-      }
-      assigned++;
+    const full = current.length === maxChanges || (c.kind === 'assigned' && assigned === maxAssignments);
+    if (full) {
+      chunks.push(current);
+      current = [];
+      assigned = 0;
     }
+    if (c.kind === 'assigned') assigned++;
     current.push(c);
   }
   if (current.length > 0) chunks.push(current);

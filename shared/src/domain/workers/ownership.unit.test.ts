@@ -184,6 +184,19 @@ describe('commitChunks', () => {
     ]);
   });
 
+  // A mass drain (workers scaled out, or lost at once) or release claims nothing, but each record is bytes
+  // of the commit request: 48,000 in one commit were 11 MiB, over Firestore's 10 MiB, on every pass.
+  it('bounds the changes of every kind in one commit too', () => {
+    const changes = [
+      ...Array.from({ length: 25_000 }, (_, i) => change(`d${i}`, 'drain_started')),
+      change('x', 'assigned'),
+    ];
+    const chunks = commitChunks(changes, 400);
+    expect(chunks.map((c) => c.length)).toEqual([10_000, 10_000, 5_001]);
+    expect(chunks.flat()).toEqual(changes);
+    expect(commitChunks(changes.slice(0, 5), 400, 2).map((c) => c.length)).toEqual([2, 2, 1]);
+  });
+
   it.each([[[]], [[change('a', 'released')]]])('one commit (or none) below the bound', (changes) => {
     expect(commitChunks(changes, 1)).toEqual(changes.length ? [changes] : []);
   });
