@@ -113,6 +113,12 @@ describe('gateway facing hostile targets', () => {
       const r = await fetchVia(`${base()}/gzip-chunked`);
       expect(r.status).toBe(502);
       expect(await r.json()).toEqual({ error: 'target_bad_response', status: 200 });
+      const reset = await fetchVia(`${base()}/gzip-chunked-205`);
+      expect(reset.status).toBe(502);
+      expect(await reset.json()).toEqual({ error: 'target_bad_response', status: 205 });
+      // A 304 has no body to mislabel: it goes through.
+      const notModified = await fetchVia(`${base()}/gzip-chunked-304`);
+      expect(notModified.status).toBe(304);
       await noLoad();
     },
   );

@@ -127,10 +127,17 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       return false;
     }
     case '/gzip-chunked':
+    case '/gzip-chunked-205':
       // A coding besides chunked (no request asked for one: the gateway sends no TE): Node de-chunks only.
-      s.write(`${ok}Transfer-Encoding: gzip, chunked\r\n\r\n${GZIPPED.length.toString(16)}\r\n`);
+      // A 205 has a body to Node like any other status but 204 and 304.
+      s.write(path === '/gzip-chunked' ? ok : 'HTTP/1.1 205 Reset Content\r\n');
+      s.write(`Transfer-Encoding: gzip, chunked\r\n\r\n${GZIPPED.length.toString(16)}\r\n`);
       s.write(GZIPPED);
       s.write('\r\n0\r\n\r\n');
+      return false;
+    case '/gzip-chunked-304':
+      // No body to mislabel: passed on.
+      s.write('HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: gzip, chunked\r\n\r\n');
       return false;
     case '/close':
       s.write(`${ok}Connection: close\r\nX-Framing: close\r\n\r\n`);

@@ -195,7 +195,7 @@ describe('the CONNECT gateway VM startup script', () => {
   });
 
   it('joins user:password pairs one per line with commas, as the gateway splits them', () => {
-    const lines = 'crawler:pa ss:w0rd\r\nci:x\n';
+    const lines = 'crawler:pa ss:w0rd\r\nci:x\r\n';
     writeFileSync(
       join(dir, 'fix/access.json'),
       ACCESS.replace(Buffer.from(USERS).toString('base64'), Buffer.from(lines).toString('base64')),

@@ -75,14 +75,18 @@ const Users = z
     }
     // One pair per line too (a secret written from a file, `--data-file=users.txt`): split at commas only,
     // the first user got the rest of the file as its password and every client was answered 407.
-    return text.split(/[,\r\n]+/).map((pair) => {
-      const i = pair.indexOf(':');
-      // An empty password too ("crawler:", a `crawler:$PASS` whose variable was unset): the JSON form
-      // refuses one, and anyone who knew the user name would have been let in.
-      if (i <= 0 || i === pair.length - 1)
-        ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: user:password pairs' });
-      return { username: pair.slice(0, i).trim(), password: pair.slice(i + 1) };
-    });
+    // Empty entries are no pairs (a CRLF file joined with commas on the CONNECT VMs ends in one).
+    return text
+      .split(/[,\r\n]+/)
+      .filter((pair) => pair.trim() !== '')
+      .map((pair) => {
+        const i = pair.indexOf(':');
+        // An empty password too ("crawler:", a `crawler:$PASS` whose variable was unset): the JSON form
+        // refuses one, and anyone who knew the user name would have been let in.
+        if (i <= 0 || i === pair.length - 1)
+          ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: user:password pairs' });
+        return { username: pair.slice(0, i).trim(), password: pair.slice(i + 1) };
+      });
   });
 
 export const GatewayEnv = z.object({

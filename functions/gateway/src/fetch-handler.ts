@@ -214,10 +214,11 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
     // 200–599, and neither does this one. Nor a body coded beyond chunked: Transfer-Encoding is dropped
     // here (the body goes chunked anew), and the gzip under it would go with no label (codedBeyondChunked);
-    // an answer with no body (HEAD, 204, 304) has nothing to mislabel.
+    // an answer with no body (HEAD, 204, 304: Node reads a 205's body) has nothing to mislabel.
     const coded =
       codedBeyondChunked(res.headers['transfer-encoding']) &&
-      !NULL_BODY.has(status) &&
+      status !== 204 &&
+      status !== 304 &&
       method.toUpperCase() !== 'HEAD';
     if (status < 200 || status > 599 || coded) {
       res.destroy();

@@ -4,6 +4,7 @@ import {
   type BodyFraming,
   bodyFraming,
   clientResponseHead,
+  codedBeyondChunked,
   connectionListed,
   endsChunked,
   isProxyChallenge,
@@ -37,6 +38,19 @@ describe('bodyFraming', () => {
     expect(endsChunked('xchunked')).toBe(false);
     expect(endsChunked(undefined)).toBe(false);
   });
+});
+
+describe('codedBeyondChunked', () => {
+  it.each([
+    ['gzip, chunked', true],
+    ['gzip', true],
+    ['chunked, identity', true],
+    ['chunked', false],
+    [' Chunked ', false],
+    // Obsolete, an old server's: it codes nothing, and Node reads the body to the close as it is.
+    ['identity', false],
+    [undefined, false],
+  ])('%j → %s', (te, coded) => expect(codedBeyondChunked(te)).toBe(coded));
 });
 
 describe('clientResponseHead', () => {
