@@ -320,6 +320,19 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
     ]);
   });
 
+  it("a managed proxy on the same provider secret is set aside alone: the external one's rule reads it fine", async () => {
+    const vm = proxy('vm', { attributes: { pool: 'res' }, latencyMillis: 1 });
+    const ext = proxy('res-1', { attributes: { pool: 'res' }, external: true, latencyMillis: 2 });
+    const ref = { secret: 'provider-creds', version: 'latest' };
+    await start([
+      { ...vm, spec: { ...vm.spec, credentialsRef: ref } },
+      { ...ext, spec: { ...ext.spec, credentialsRef: ref } },
+    ]);
+    const res = await acquire({ selector: { pool: 'res' } });
+    expect(res.status).toBe(201);
+    expect(res.body.proxy.name).toBe('res-1');
+  });
+
   it('is opt-in: an acquire without `protocols` never gets it (409, not even considered); asking for it does', async () => {
     await start(socksFleet());
     expect(await acquire({ selector: { pool: 'res' } })).toMatchObject({

@@ -7,7 +7,11 @@
 import pLimit from 'p-limit';
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import { loggedProxies } from '../../../shared/src/adapters/log/logged-proxies.js';
-import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
+import {
+  basicUserPass,
+  credentialsRuleOf,
+  parseProxyCredentials,
+} from '../../../shared/src/domain/cloud-init/credentials.js';
 import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import {
@@ -523,7 +527,7 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   if (payload === undefined) return { ...at, credentials: null, credentialsUnknown: true };
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
-  const parsed = payload === null ? null : parseProxyCredentials(payload, p.spec.mode);
+  const parsed = payload === null ? null : parseProxyCredentials(payload, credentialsRuleOf(p.spec));
   if (parsed && !parsed.ok) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }

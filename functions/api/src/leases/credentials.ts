@@ -2,6 +2,7 @@
 // invariant 7). Read through the Secrets port (a CachedSecretReader in front of Secret Manager, so a
 // lease does not cost a Secret Manager call and a rotation still lands within the cache TTL).
 import {
+  credentialsRuleOf,
   type ProxyCredentials,
   parseProxyCredentials,
 } from '../../../../shared/src/domain/cloud-init/credentials.js';
@@ -12,9 +13,10 @@ import { SecretAccessError, type SecretReader } from '../../../../shared/src/por
 export class CredentialsUnavailable extends Error {
   readonly kind = 'credentials_unavailable';
   /**
-   * The secret, when the secret itself is the problem (missing, denied, disabled, not username:password):
-   * every proxy naming it fails the same way (credentials come from the secret alone), so all of them are
-   * set aside together. Absent for a transient Secret Manager failure, and when the proxy left the catalog.
+   * The secret, when the secret itself is the problem (missing, denied, disabled, not username:password
+   * by either rule): every proxy naming it fails the same way, so all of them are set aside together. A
+   * payload only the managed rule refuses (a provider's long username) is this proxy's problem alone: an
+   * external proxy naming the same secret reads it fine. Absent for a transient Secret Manager failure, and when the proxy left the catalog.
    */
   readonly secret: SecretRef | undefined;
   constructor(
@@ -30,8 +32,8 @@ export class CredentialsUnavailable extends Error {
 /**
  * The proxy's credentials — of the version its instance serves (served-credentials.ts) — as every reader parses the secret (parseProxyCredentials: a trailing newline
  * from `echo … | gcloud secrets create --data-file=-` is not part of the password), or null when it has no
- * credentialsRef. A malformed payload is unavailable, like an unreadable one: the VM refuses it too, so a
- * URL built from it would not work. Never logs the value (the cause names the rule only).
+ * credentialsRef. A malformed payload is unavailable, like an unreadable one: a managed proxy's VM refuses
+ * it too (credentialsRuleOf), so a URL built from it would not work. Never logs the value (the cause names the rule only).
  */
 export async function credentialsFor(
   secrets: SecretReader,
@@ -48,9 +50,15 @@ export async function credentialsFor(
     const secretsFault = err instanceof SecretAccessError && !err.retryable;
     throw new CredentialsUnavailable(proxy.name, { cause: err, ...(secretsFault ? { secret: ref } : {}) });
   }
-  const parsed = parseProxyCredentials(payload, proxy.spec.mode);
+  const rule = credentialsRuleOf(proxy.spec);
+  const parsed = parseProxyCredentials(payload, rule);
   // An Error, not the bare reason: the logger keeps an Error's message, and read a string as nothing.
-  if (!parsed.ok)
-    throw new CredentialsUnavailable(proxy.name, { cause: new Error(parsed.reason), secret: ref });
+  if (!parsed.ok) {
+    const everyone = rule === 'external' || !parseProxyCredentials(payload, 'external').ok;
+    throw new CredentialsUnavailable(proxy.name, {
+      cause: new Error(parsed.reason),
+      ...(everyone ? { secret: ref } : {}),
+    });
+  }
   return parsed.credentials;
 }

@@ -5,8 +5,8 @@
 // last good value across a failed refresh, nothing kept for a reference the snapshot no longer names. The
 // payload is the plane's one credentials format, read by the plane's one parser (parseProxyCredentials:
 // `username:password`, trailing newlines ignored). A reference names no proxy's mode, so the external rule
-// (a provider's long username): a managed proxy whose secret only that rule allows never boots, and is
-// never in a snapshot.
+// (a provider's long username): a managed proxy on the default cloud-init whose secret only that rule
+// allows never boots, and is never in a snapshot (one with its own cloud-init is read by it everywhere).
 import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../../shared/src/adapters/secret-manager/reader.js';

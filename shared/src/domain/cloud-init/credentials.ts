@@ -25,13 +25,23 @@ export interface ProxyCredentials {
 export type ParsedCredentials = { ok: true; credentials: ProxyCredentials } | { ok: false; reason: string };
 
 /**
- * Whose secret it is: a `managed` proxy's VM refuses what its startup script cannot take, and every reader
- * refuses it alike (a lease URL whose proxy refuses it helps nobody); an `external` proxy's provider chose
- * its username, and only what Basic auth and RFC 1929 carry is refused. A reader that cannot tell (the
- * gateway, by secret reference) reads the external rule: a managed proxy whose secret only that allows never
- * boots, so never reaches it.
+ * Whose secret it is: a managed proxy's VM, booted by the default cloud-init, refuses what its startup
+ * script cannot take, and every reader refuses it alike (a lease URL whose proxy refuses it helps nobody):
+ * `managed`. An external proxy's provider chose its username, as did the script of a managed proxy with a
+ * cloud-init of its own: `external`, 1–255 of what a URL's userinfo holds and `@` (credentialsRuleOf). A
+ * reader that cannot tell (the gateway, by secret reference) reads the external rule: a managed proxy on
+ * the default cloud-init whose secret only that allows never boots, so never reaches it.
  */
 export type CredentialsRule = 'managed' | 'external';
+
+/** The rule a proxy's credentials secret is read by: `managed` only where the default cloud-init reads it. */
+export const credentialsRuleOf = (spec: {
+  mode: 'managed' | 'external';
+  cloudInit?: unknown;
+}): CredentialsRule =>
+  spec.mode === 'managed' && (spec.cloudInit === undefined || spec.cloudInit === null)
+    ? 'managed'
+    : 'external';
 
 /** Splits at the first ":"; the reason never quotes the payload. */
 export function parseProxyCredentials(payload: string, rule: CredentialsRule = 'managed'): ParsedCredentials {
@@ -48,8 +58,9 @@ export function parseProxyCredentials(payload: string, rule: CredentialsRule = '
       reason: "the username must be 1-255 of letters, digits and -._~!$&'()*+,;=%@",
     };
   if (!PASSWORD_PATTERN.test(password)) {
-    // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader must
-    // accept exactly what the VM accepts (a lease URL whose proxy refuses it helps nobody).
+    // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader of a
+    // managed proxy's secret must accept exactly what the VM accepts (a lease URL whose proxy refuses it
+    // helps nobody); an external proxy's reader keeps the same password rule.
     const hint = password.endsWith('\r')
       ? ' (it ends in a carriage return: write the secret with LF line endings)'
       : '';

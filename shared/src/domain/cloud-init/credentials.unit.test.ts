@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProxyCredentials } from './credentials.js';
+import { credentialsRuleOf, parseProxyCredentials } from './credentials.js';
 
 describe('parseProxyCredentials', () => {
   it.each([
@@ -65,4 +65,12 @@ describe('parseProxyCredentials', () => {
       if (!r.ok) expect(r.reason).toContain(rule);
     });
   });
+
+  it.each([
+    [{ mode: 'managed' as const }, 'managed'],
+    [{ mode: 'managed' as const, cloudInit: null }, 'managed'],
+    // A script of the operator's own reads the secret: the provider-style rule, as for an external proxy.
+    [{ mode: 'managed' as const, cloudInit: { inline: '#!/bin/sh' } }, 'external'],
+    [{ mode: 'external' as const }, 'external'],
+  ])('credentialsRuleOf(%j) → %s', (spec, rule) => expect(credentialsRuleOf(spec)).toBe(rule));
 });
