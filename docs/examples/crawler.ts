@@ -17,7 +17,8 @@
 // docs/leases.md) both go through a SOCKS5 CONNECT (the `socks` package), TLS inside it for https. Since
 // it speaks both, it asks for both (`protocols`): SOCKS5 proxies are leased only to crawlers that do.
 // A 429 is reported as rate_limited and a 403 as banned, which keeps this proxy away from that site for
-// the cooldown window; anything else that answered is ok.
+// the cooldown window; anything else that answered is ok. The proxy's own refusals (a CONNECT it refuses,
+// squid's error page) are thrown, never reported against the site.
 import { realpathSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
