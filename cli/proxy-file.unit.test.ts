@@ -151,17 +151,17 @@ describe('parseProxyFile', () => {
     [
       'an endpoint host with credentials in it, without showing them',
       'name: x-1\nspec: {mode: external, endpoint: {host: "alice:s3cret@h.example", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four decimal numbers\): …@h\.example$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four plain decimal numbers\): …@h\.example$/m,
     ],
     [
       "an endpoint host pasted as a provider's host:port:user:password line, without the password",
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128:alice:s3cret", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four decimal numbers\): h\.example:…$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four plain decimal numbers\): h\.example:…$/m,
     ],
     [
       'an endpoint host with a port in it',
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
-      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four decimal numbers\): h\.example:…$/m,
+      /spec\.endpoint\.host: not a DNS name or an IP address \(no scheme, port, credentials or zone; IPv4 as four plain decimal numbers\): h\.example:…$/m,
     ],
     [
       'a health-check URL with credentials in it, without showing them',
@@ -198,7 +198,7 @@ describe('parseProxyFile', () => {
     const text = `name: x-1\nspec: {mode: external, endpoint: {host: "${host}", port: 3128}}\n`;
     const printed = problems(text).join('\n');
     expect(printed).toContain(
-      `spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four decimal numbers): ${quoted}`,
+      `spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four plain decimal numbers): ${quoted}`,
     );
     expect(printed).not.toMatch(/s3cret|alice/);
   });

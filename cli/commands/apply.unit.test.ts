@@ -270,7 +270,7 @@ describe('proxies apply', () => {
     expect(absent).toMatchObject({ exit: 2, calls: ['GET /v1/proxies/p1'] });
     expect(absent.err).toEqual([
       'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
-      '  f.yaml: spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four decimal numbers): h.example:…',
+      '  f.yaml: spec.endpoint.host: not a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four plain decimal numbers): h.example:…',
     ]);
   });
 

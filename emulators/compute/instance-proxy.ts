@@ -5,6 +5,8 @@
 // letting CONNECT reach only the ports the squid.conf in its `startup-script` allows (the squid
 // default, 443, when the script carries none: a custom script, or none at all).
 // A named secret that cannot be read leaves the proxy down (fail closed), never open.
+
+import type { CredentialsRule } from '../../shared/src/domain/cloud-init/credentials.js';
 import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { connectPortsOfStartupScript } from '../../shared/src/domain/cloud-init/startup-script.js';
 import { SecretAccessError } from '../../shared/src/ports/secrets.js';
@@ -23,7 +25,11 @@ import type { EmulatorLog } from './log.js';
 import { MalformedCredentials } from './secret-credentials.js';
 import { heldOnWildcard, wildcardHolderMessage } from './wildcard-port.js';
 
-export type ResolveCredentials = (secretResourceName: string) => Promise<string | null>;
+/** `rule`: how the VM's script reads the secret (credentialsRuleOf): the default script's, or an own one's. */
+export type ResolveCredentials = (
+  secretResourceName: string,
+  rule?: CredentialsRule,
+) => Promise<string | null>;
 
 export interface ProxyBootDeps {
   pool: LoopbackPool;
@@ -49,6 +55,16 @@ export function proxyPortOf(spec: InstanceSpec): number | null {
   if (raw === undefined) return DEFAULT_PROXY_PORT;
   const port = Number(raw);
   return /^\d{1,5}$/.test(raw.trim()) && port >= 1 && port <= 65535 ? port : null;
+}
+
+/**
+ * The rule the VM's script reads its secret by: the default startup script's (it writes the squid.conf
+ * connectPortsOfStartupScript reads), else a cloud-init of the proxy's own, whose script decides — the
+ * external rule, as the probe and the lease service read such a proxy's secret (credentialsRuleOf).
+ */
+function credentialsRuleOfVm(spec: InstanceSpec): CredentialsRule {
+  const script = metadataValue(spec, METADATA_STARTUP_SCRIPT);
+  return script !== undefined && connectPortsOfStartupScript(script) !== null ? 'managed' : 'external';
 }
 
 /**
@@ -83,7 +99,7 @@ export async function bootCredentials(
   if (!deps.resolveCredentials) return { error: `no credential resolver configured for ${secret}` };
   for (let attempt = 1; ; attempt++) {
     try {
-      const value = await deps.resolveCredentials(secret);
+      const value = await deps.resolveCredentials(secret, credentialsRuleOfVm(spec));
       if (value === null) return { error: `secret ${secret} not found` };
       if (!value.includes(':')) return { error: `secret ${secret} is not "user:pass"` };
       return { value };

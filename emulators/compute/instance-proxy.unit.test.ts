@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
 import { SecretAccessError } from '../../shared/src/ports/secrets.js';
 import { bootCredentials, CREDENTIAL_READ_ATTEMPTS } from './instance-proxy.js';
-import { type InstanceSpec, METADATA_CREDENTIALS_SECRET } from './instance-spec.js';
+import { type InstanceSpec, METADATA_CREDENTIALS_SECRET, METADATA_STARTUP_SCRIPT } from './instance-spec.js';
 import { MalformedCredentials } from './secret-credentials.js';
 
 const SECRET = 'projects/demo/secrets/pool-auth/versions/latest';
@@ -48,5 +49,33 @@ describe('bootCredentials: the secret read as the startup script reads it (curl 
       error: expect.stringContaining('ETIMEDOUT'),
     });
     expect(r.calls.n).toBe(1);
+  });
+});
+
+describe('bootCredentials: the rule the VM reads its secret by', () => {
+  const rules: Array<string | undefined> = [];
+  const deps = {
+    resolveCredentials: async (_name: string, rule?: string) => {
+      rules.push(rule);
+      return 'u:p';
+    },
+    credentialRetryDelayMs: 0,
+  };
+  const withScript = (script: string) =>
+    ({
+      metadata: [
+        { key: METADATA_CREDENTIALS_SECRET, value: SECRET },
+        { key: METADATA_STARTUP_SCRIPT, value: script },
+      ],
+    }) as unknown as InstanceSpec;
+
+  it("the default startup script's (managed); a cloud-init of the proxy's own decides: the external rule", async () => {
+    rules.length = 0;
+    await bootCredentials(
+      withScript(renderDefaultCloudInit({ port: 3128, credentialsSecret: SECRET })),
+      deps,
+    );
+    await bootCredentials(withScript('#!/bin/sh\necho mine'), deps);
+    expect(rules).toEqual(['managed', 'external']);
   });
 });

@@ -31,7 +31,7 @@ export class MalformedCredentials extends Error {
 
 /** Resolves to the canonical "username:password" (what the VM's proxy checks Basic auth against). */
 export function credentialsFromSecretManager(client: SecretManagerAccessClient): ResolveCredentials {
-  return async (name) => {
+  return async (name, rule = 'managed') => {
     const m = RESOURCE.exec(name);
     if (!m)
       throw new SecretAccessError('invalid_argument', name, `not a Secret Manager resource name: ${name}`);
@@ -43,7 +43,7 @@ export function credentialsFromSecretManager(client: SecretManagerAccessClient):
       if (err instanceof SecretAccessError && err.kind === 'not_found') return null;
       throw err;
     }
-    const parsed = parseProxyCredentials(payload);
+    const parsed = parseProxyCredentials(payload, rule);
     if (!parsed.ok) throw new MalformedCredentials(name, parsed.reason);
     return basicUserPass(parsed.credentials);
   };

@@ -10,7 +10,7 @@ const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 /** What an endpoint host must be, as the API's 400 and the CLI's check both say it. */
 export const ENDPOINT_HOST_RULE =
-  'a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four decimal numbers)';
+  'a DNS name or an IP address (no scheme, port, credentials or zone; IPv4 as four plain decimal numbers)';
 
 /** A DNS name (letters, digits, hyphens; one trailing dot allowed) or an IPv4 / IPv6 literal (no brackets). */
 export function isEndpointHost(host: string): boolean {
