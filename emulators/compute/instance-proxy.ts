@@ -8,7 +8,10 @@
 
 import type { CredentialsRule } from '../../shared/src/domain/cloud-init/credentials.js';
 import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
-import { connectPortsOfStartupScript } from '../../shared/src/domain/cloud-init/startup-script.js';
+import {
+  connectPortsOfStartupScript,
+  MANAGED_USERNAME_CHECK,
+} from '../../shared/src/domain/cloud-init/startup-script.js';
 import { SecretAccessError } from '../../shared/src/ports/secrets.js';
 import type { ProxyTimeouts } from '../forward-proxy/context.js';
 import { createForwardProxy, type ForwardProxy } from '../forward-proxy/proxy.js';
@@ -58,13 +61,14 @@ export function proxyPortOf(spec: InstanceSpec): number | null {
 }
 
 /**
- * The rule the VM's script reads its secret by: the default startup script's (it writes the squid.conf
- * connectPortsOfStartupScript reads), else a cloud-init of the proxy's own, whose script decides — the
- * external rule, as the probe and the lease service read such a proxy's secret (credentialsRuleOf).
+ * The rule the VM's script reads its secret by: the managed rule where the script holds the default's
+ * username check (the default startup script, or a copy that kept it), else the external rule — a
+ * cloud-init of the proxy's own decides, as the probe and the lease service read its secret
+ * (credentialsRuleOf).
  */
 function credentialsRuleOfVm(spec: InstanceSpec): CredentialsRule {
   const script = metadataValue(spec, METADATA_STARTUP_SCRIPT);
-  return script !== undefined && connectPortsOfStartupScript(script) !== null ? 'managed' : 'external';
+  return script?.includes(MANAGED_USERNAME_CHECK) ? 'managed' : 'external';
 }
 
 /**

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import {
+  MANAGED_USERNAME_CHECK,
+  renderDefaultCloudInit,
+} from '../../shared/src/domain/cloud-init/startup-script.js';
 import { SecretAccessError } from '../../shared/src/ports/secrets.js';
 import { bootCredentials, CREDENTIAL_READ_ATTEMPTS } from './instance-proxy.js';
 import { type InstanceSpec, METADATA_CREDENTIALS_SECRET, METADATA_STARTUP_SCRIPT } from './instance-spec.js';
@@ -76,6 +79,12 @@ describe('bootCredentials: the rule the VM reads its secret by', () => {
       deps,
     );
     await bootCredentials(withScript('#!/bin/sh\necho mine'), deps);
-    expect(rules).toEqual(['managed', 'external']);
+    // A copy of the default script whose check was widened for a provider's usernames: its own rule.
+    const widened = renderDefaultCloudInit({ port: 3128, credentialsSecret: SECRET }).replace(
+      MANAGED_USERNAME_CHECK,
+      "local user_re='^[!-9;-~]{1,255}$'",
+    );
+    await bootCredentials(withScript(widened), deps);
+    expect(rules).toEqual(['managed', 'external', 'external']);
   });
 });

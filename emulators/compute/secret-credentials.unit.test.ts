@@ -18,6 +18,9 @@ function fakeClient(secrets: Record<string, string>): SecretManagerAccessClient 
   };
 }
 
+/** A residential provider's username: past the 64 [A-Za-z0-9._~-] the default startup script takes. */
+const PROVIDER_USER = 'customer-c1-zone-residential_proxy1-country-us-city-newyork-session-12345678';
+
 describe('credentialsFromSecretManager', () => {
   const client = fakeClient({
     'projects/p/secrets/proxy-a/versions/latest': 'user:pass',
@@ -26,6 +29,7 @@ describe('credentialsFromSecretManager', () => {
     'projects/p/secrets/colons/versions/latest': 'user:pa:ss\n\n',
     'projects/p/secrets/crlf/versions/latest': 'user:Zq7secret\r\n',
     'projects/p/secrets/token/versions/latest': 'just-a-token',
+    'projects/p/secrets/provider/versions/latest': `${PROVIDER_USER}:pw`,
   });
   const resolve = credentialsFromSecretManager(client);
 
@@ -70,5 +74,12 @@ describe('credentialsFromSecretManager', () => {
       getSecretVersion: async () => [{}],
     });
     await expect(failing('projects/p/secrets/a')).rejects.toMatchObject({ kind: 'permission_denied' });
+  });
+
+  it("reads by the VM's rule: a provider's username for a script of the proxy's own, not for the default", async () => {
+    const name = 'projects/p/secrets/provider';
+    await expect(resolve(name, 'external')).resolves.toBe(`${PROVIDER_USER}:pw`);
+    await expect(resolve(name, 'managed')).rejects.toBeInstanceOf(MalformedCredentials);
+    await expect(resolve(name)).rejects.toBeInstanceOf(MalformedCredentials);
   });
 });

@@ -5,7 +5,7 @@
 // with SHA-512 crypt, where tinyproxy keeps BasicAuth in clear in its config), destination ACLs to keep
 // the metadata server and private ranges out of reach, and per-header control. See docs/cloud-init.md.
 import { z } from 'zod';
-import { CREDENTIALS_SECRET_METADATA_KEY } from './credentials.js';
+import { CREDENTIALS_SECRET_METADATA_KEY, USERNAME_PATTERN } from './credentials.js';
 import { DefaultCloudInitPort } from './proxy-port.js';
 import { shellQuote } from './shell.js';
 import { Cidr, ConnectPorts, connectPortsOfSquidConf, renderSquidConf } from './squid-conf.js';
@@ -39,6 +39,13 @@ export function connectPortsOfStartupScript(script: string): number[] | null {
 }
 
 /** Pure: the same options always render the same bytes (the script is part of the spec hash). */
+/**
+ * The default script's username check, as it is written in the script (USERNAME_PATTERN, the managed
+ * rule): a script that holds it reads its secret by that rule — the Compute emulator tells the default
+ * script, or a copy that kept the check, from a cloud-init of the proxy's own by it.
+ */
+export const MANAGED_USERNAME_CHECK = `local user_re='${USERNAME_PATTERN.source}'`;
+
 export function renderDefaultCloudInit(input: DefaultCloudInitOptions): string {
   const o = DefaultCloudInitOptions.parse(input);
   const secret = o.credentialsSecret.includes('/versions/')
@@ -192,7 +199,7 @@ fetch_credentials() {
 
 # username:password (shared/src/domain/cloud-init/credentials.ts holds the same rules).
 parse_credentials() {
-  local user_re='^[A-Za-z0-9._~-]{1,64}$' pass_re='^[!-~]{1,256}$'
+  ${MANAGED_USERNAME_CHECK} pass_re='^[!-~]{1,256}$'
   [[ \${CREDENTIALS} == *:* ]] || die "the credentials secret must hold username:password"
   PROXY_USER=\${CREDENTIALS%%:*}
   PROXY_PASSWORD=\${CREDENTIALS#*:}
