@@ -146,9 +146,11 @@ type LookupCallback = (
  * (no family given), as getaddrinfo honours it: only the families this host has an address of — on an
  * IPv4-only runtime (Cloud Functions) a dual-stack name's AAAA went into happy eyeballs, which gives the
  * IPv4 attempt 250 ms before moving on to an IPv6 one that fails at once: a proxy slower than that to
- * accept failed its dial.
+ * accept failed its dial. The host's families are read once per lookup function (made once per process:
+ * proxyProber), not on every dial.
  */
 export function lookupVia(resolve: Resolve, configured: () => ReadonlySet<number> = configuredFamilies) {
+  let families: ReadonlySet<number> | undefined;
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname).then(
       (addresses) => {
@@ -156,7 +158,11 @@ export function lookupVia(resolve: Resolve, configured: () => ReadonlySet<number
         const usable = addresses
           .map((address) => ({ address, family: isIP(address) }))
           .filter((a) => a.family !== 0 && (family === 0 || a.family === family));
-        const here = ((options.hints ?? 0) & ADDRCONFIG) !== 0 ? configured() : null;
+        let here: ReadonlySet<number> | null = null;
+        if (((options.hints ?? 0) & ADDRCONFIG) !== 0) {
+          families ??= configured();
+          here = families;
+        }
         const kept = here ? usable.filter((a) => here.has(a.family)) : usable;
         // No address of a configured family: the others are tried rather than none (a host whose only
         // addresses are loopback ones configures no family by getaddrinfo's rule either).
@@ -175,3 +181,9 @@ export function lookupVia(resolve: Resolve, configured: () => ReadonlySet<number
     );
   };
 }
+
+/** A resolver's `lookup` option for a dial (lookupVia), made once where the dials share it. */
+export type DialLookup = ReturnType<typeof lookupVia>;
+
+/** The dial's `lookup` option: the given one, or none (Node's dns.lookup). */
+export const lookupOption = (lookup: DialLookup | undefined) => (lookup ? { lookup } : {});

@@ -13,7 +13,7 @@ import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { ProxyProtocol } from '../../domain/proxy.js';
 import { deadlineSignal } from '../deadline-signal.js';
-import { lookupVia, type Resolve } from '../dns-resolve.js';
+import { type DialLookup, lookupOption, lookupVia, type Resolve } from '../dns-resolve.js';
 import { errorCode, ProbeFailure, type ProbeStage } from './probe-failure.js';
 import { socks5Connect } from './socks5-connect.js';
 
@@ -40,23 +40,21 @@ export interface ProbeOptions {
   cancel?: AbortSignal;
   /**
    * How the proxy's host is resolved when it is a DNS name (an IP literal is dialled as it is); absent:
-   * dns.lookup, getaddrinfo on libuv's pool. The deployed prober passes dnsResolve (proxyProber).
+   * dns.lookup, getaddrinfo on libuv's pool. The deployed prober passes dnsResolve's (proxyProber).
    */
-  resolve?: Resolve;
+  lookup?: DialLookup;
 }
-
-/** The `lookup` option of a dial to the proxy: the resolver's, or none (Node's dns.lookup). */
-const lookupOption = (resolve: Resolve | undefined) => (resolve ? { lookup: lookupVia(resolve) } : {});
 
 /**
  * The three checks with `resolve` resolving every proxy's host that is a name (the probe function's
  * wiring: c-ares on the event loop, so look-ups stuck on one silent nameserver cannot hold the others).
  */
 export function proxyProber(resolve: Resolve) {
+  const lookup = lookupVia(resolve);
   return {
-    probe: (target: ProbeTarget, opts: ProbeOptions) => probeThroughProxy(target, { ...opts, resolve }),
+    probe: (target: ProbeTarget, opts: ProbeOptions) => probeThroughProxy(target, { ...opts, lookup }),
     handshake: (target: ProbeTarget, authority: string, timeoutMs: number, cancel?: AbortSignal) =>
-      handshakeThroughProxy(target, authority, timeoutMs, cancel, resolve),
+      handshakeThroughProxy(target, authority, timeoutMs, cancel, lookup),
     // Through no proxy: the echo URL's host, one name of the operator's own, fetched as it always was.
     direct: fetchDirect,
   };
@@ -146,7 +144,7 @@ function viaAbsoluteUri(
       path: url.href,
       agent: false,
       signal,
-      ...lookupOption(opts.resolve),
+      ...lookupOption(opts.lookup),
       headers: { host: url.host, connection: 'close', ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -185,7 +183,7 @@ function viaConnect(
       path: authority,
       agent: false,
       signal,
-      ...lookupOption(opts.resolve),
+      ...lookupOption(opts.lookup),
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -223,7 +221,7 @@ async function viaSocks5(
 ) {
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1'); // an IPv6 literal goes as ATYP 4, unbracketed
-  const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs, opts.resolve);
+  const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs, opts.lookup);
   dialed.address = socket.remoteAddress ?? null;
   return requestInside(socket, url, opts, signal);
 }
@@ -352,7 +350,7 @@ export async function handshakeThroughProxy(
   authority: string,
   timeoutMs: number,
   cancel?: AbortSignal,
-  resolveName?: Resolve,
+  lookup?: DialLookup,
 ): Promise<ProbeResult> {
   if (cancel?.aborted) return CANCELLED;
   const started = performance.now();
@@ -366,7 +364,7 @@ export async function handshakeThroughProxy(
   });
   const deadline = deadlineSignal(timeoutMs, cancel);
   if (target.protocol === 'socks5')
-    return socks5Handshake(target, authority, timeoutMs, deadline, done, resolveName);
+    return socks5Handshake(target, authority, timeoutMs, deadline, done, lookup);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({
       host: target.host,
@@ -375,7 +373,7 @@ export async function handshakeThroughProxy(
       path: authority,
       agent: false,
       signal: deadline,
-      ...lookupOption(resolveName),
+      ...lookupOption(lookup),
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -406,7 +404,7 @@ async function socks5Handshake(
   timeoutMs: number,
   deadline: AbortSignal,
   done: (failure: ProbeResult['failure'], status: number | null) => ProbeResult,
-  resolve: Resolve | undefined,
+  lookup: DialLookup | undefined,
 ): Promise<ProbeResult> {
   const colon = authority.lastIndexOf(':');
   const destination = {
@@ -414,7 +412,7 @@ async function socks5Handshake(
     port: Number(authority.slice(colon + 1)),
   };
   try {
-    const socket = await socks5Connect(target, destination, deadline, timeoutMs, resolve);
+    const socket = await socks5Connect(target, destination, deadline, timeoutMs, lookup);
     socket.destroy();
     return done(null, null);
   } catch (err) {

@@ -4,13 +4,13 @@
 // username/password when the proxy has credentials; CONNECT by name, ATYP 3: the probe checks fixed URLs,
 // so there is no SSRF guard's decision to pin as the gateway must). Every failure once connected is
 // PROXY_HANDSHAKE, as for an HTTP proxy; what it was is read from the proxy's answers (socks5-answer.ts).
-// A proxy host that is a name is resolved by our dial, through `resolve` when given (the prober's c-ares
+// A proxy host that is a name is resolved by our dial, through `lookup` when given (the prober's c-ares
 // resolver, ../dns-resolve.ts), and the package is handed the connected socket: it never looks the
 // proxy's name up itself.
 import { connect, type Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import { grantedReplyReadable, socks5Answer, socks5FailureCode } from '../../domain/socks5-answer.js';
-import { lookupVia, type Resolve } from '../dns-resolve.js';
+import { type DialLookup, lookupOption } from '../dns-resolve.js';
 import { errorCode, ProbeFailure } from './probe-failure.js';
 
 export interface Socks5Hop {
@@ -26,17 +26,17 @@ const MAX_CREDENTIAL_BYTES = 255;
 /**
  * Resolves with the socket once the proxy granted the CONNECT (its next bytes are the destination's).
  * Rejects with a ProbeFailure; `timeoutMs` is only the package's own backstop: the deadline ends it (the
- * look-up of the proxy's name too). `resolve`: how that name is resolved; absent, dns.lookup.
+ * look-up of the proxy's name too). `lookup`: how that name is resolved; absent, dns.lookup.
  */
 export async function socks5Connect(
   hop: Socks5Hop,
   destination: { host: string; port: number },
   deadline: AbortSignal,
   timeoutMs: number,
-  resolve?: Resolve,
+  lookup?: DialLookup,
 ): Promise<Socket> {
   const auth = splitCredentials(hop.credentials);
-  const socket = await dial(hop, deadline, resolve);
+  const socket = await dial(hop, deadline, lookup);
   return handshake(socket, hop, auth, destination, deadline, timeoutMs);
 }
 
@@ -51,13 +51,9 @@ function splitCredentials(credentials: string | null | undefined) {
   return { userId, password };
 }
 
-function dial(hop: Socks5Hop, deadline: AbortSignal, lookup: Resolve | undefined): Promise<Socket> {
+function dial(hop: Socks5Hop, deadline: AbortSignal, lookup: DialLookup | undefined): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({
-      host: hop.host,
-      port: hop.port,
-      ...(lookup ? { lookup: lookupVia(lookup) } : {}),
-    });
+    const socket = connect({ host: hop.host, port: hop.port, ...lookupOption(lookup) });
     // Kept for the socket's life: an error between here and the next listener must not go unhandled.
     socket.on('error', () => {});
     const fail = (code: string) => {
