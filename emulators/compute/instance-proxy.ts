@@ -5,7 +5,6 @@
 // letting CONNECT reach only the ports the squid.conf in its `startup-script` allows (the squid
 // default, 443, when the script carries none: a custom script, or none at all).
 // A named secret that cannot be read leaves the proxy down (fail closed), never open.
-
 import type { CredentialsRule } from '../../shared/src/domain/cloud-init/credentials.js';
 import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import {

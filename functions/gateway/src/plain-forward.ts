@@ -180,6 +180,13 @@ export class PlainForward {
     this.owner.forwardConnected();
   }
 
+  /** No answer to relay (a bad head, a flood of 1xx, a mislabelled body): a 502, the connection destroyed. */
+  private refuseAnswer(): void {
+    this.finished = true;
+    this.req?.destroy();
+    this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+  }
+
   onInformation(info: http.InformationEvent): void {
     // 100 Continue (a client waiting to send its body) and 103 Early Hints go through, to an HTTP/1.1
     // client only: a server MUST NOT send a 1xx to an HTTP/1.0 one (RFC 9110 §15.2). Node never
@@ -194,9 +201,7 @@ export class PlainForward {
     // them: such a flood is no answer either way.
     this.interimBytes += head.length;
     if (this.interimBytes > MAX_RESPONSE_HEAD_BYTES) {
-      this.finished = true;
-      this.req?.destroy();
-      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+      this.refuseAnswer();
       return;
     }
     if (this.r.clientHttp11) this.owner.client.write(head, 'latin1');
@@ -213,9 +218,7 @@ export class PlainForward {
       // reads it as a whole, body-less answer and pools the connection, on which the upstream then sends
       // the target's next answer — read as the answer to whatever request rides that connection next,
       // another client's. No answer of ours: the connection is destroyed before it can be pooled.
-      this.finished = true;
-      this.req?.destroy();
-      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+      this.refuseAnswer();
       return;
     }
     const te = res.headers['transfer-encoding'];
@@ -224,9 +227,7 @@ export class PlainForward {
     const framing = bodyFraming(te, noBody, this.r.clientHttp11);
     if (framing === 'dechunked' && codedBeyondChunked(te)) {
       // De-chunked for an HTTP/1.0 client, the field goes and the gzip under it with no label: no answer.
-      this.finished = true;
-      this.req?.destroy();
-      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+      this.refuseAnswer();
       return;
     }
     if (!this.owner.forwardResponse(status, isProxyChallenge(res), isProxyErrorPage(res))) return;
