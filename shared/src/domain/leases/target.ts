@@ -9,11 +9,17 @@
 // 1-65535 with its leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a
 // site. An IPv4-mapped address ("[::ffff:1.2.3.4]:443") is the IPv4 address it maps, as for every rule of
 // the gateway (gateway/ip.ts unmapped): written as that address ("1.2.3.4:443"), so that a site reported
-// under one spelling is cooled down under the other too.
-import { formatIpv6, parseIpv6, unmapped } from '../gateway/ip.js';
+// under one spelling is cooled down under the other too. A host whose last label is a number but which is no
+// dotted quad ("127.1", "0x7f.0.0.1", "2130706433") is refused, as the gateway and endpoint hosts refuse it
+// (gateway/ip.ts isNoDnsName): kept as written it was a site of its own, and a ban reported under it did not
+// cool down the address every client reads it as (`new URL` writes "127.0.0.1"). A host name is at most
+// DNS's 253 characters, its port not counted.
+import { formatIpv6, isNoDnsName, parseIpv6, unmapped } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
 const HOST_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
+/** DNS's limit on a name, without its trailing dot (RFC 1035 § 2.3.4, as written in text). */
+export const MAX_HOST_NAME = 253;
 const BRACKETED = /^\[([0-9a-f:.]+)\](?::([0-9]{1,5}))?$/;
 
 /** The port written after the host, as a number (leading zeros dropped); null unless one in 1-65535. */
@@ -52,7 +58,8 @@ export function canonicalTarget(text: string): string | null {
   // "shop.example:0443" and "shop.example:443" apart, and take "shop.example:80:80" for a site).
   const [named = '', p, ...more] = t.split(':');
   const host = named.endsWith('.') ? named.slice(0, -1) : named;
-  if (more.length > 0 || !HOST_NAME.test(host)) return null;
+  if (more.length > 0 || host.length > MAX_HOST_NAME || !HOST_NAME.test(host) || isNoDnsName(host))
+    return null;
   if (p === undefined) return host;
   const n = port(p);
   return n === null ? null : `${host}:${n}`;

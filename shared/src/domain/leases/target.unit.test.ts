@@ -69,6 +69,16 @@ describe('canonicalTarget', () => {
     'a:b:c',
     'shop.example..',
     '.',
+    // Numbers that are no dotted quad: every client reads them as an address (`new URL` writes 127.0.0.1),
+    // so kept as written they would be a site of their own, out of the address's cooldowns.
+    '127.1',
+    '127.1:8080',
+    '0x7f.0.0.1',
+    '0177.0.0.1',
+    '2130706433',
+    '1.2.3.4.5',
+    // Longer than DNS's 253 characters.
+    `${'a'.repeat(250)}.com`,
   ])('refuses %s', (text) => {
     expect(canonicalTarget(text)).toBeNull();
   });
@@ -102,6 +112,12 @@ describe('Target on the wire', () => {
     expect(ReportRequest.parse({ result: 'banned', target: '[2001:db8:0::1]:443' }).target).toBe(
       '[2001:db8::1]:443',
     );
+  });
+
+  it('a host name up to 253 characters is taken with a port and a trailing dot', () => {
+    const host = `${'a.'.repeat(125)}com`;
+    expect(host).toHaveLength(253);
+    expect(AcquireRequest.parse({ target: `${host}.:65535` }).target).toBe(`${host}:65535`);
   });
 
   it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*', 'shop.example:65536', 'a:b:c'])(

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { Attributes, Phase, ProxyProtocol } from '../proxy.js';
 import { LeaseResult, TTL_BOUNDS } from './model.js';
-import { canonicalTarget } from './target.js';
+import { canonicalTarget, MAX_HOST_NAME } from './target.js';
 
 /**
  * A site a crawler fetches, as host, host:port, [IPv6] or [IPv6]:port, in its one spelling (target.ts:
@@ -13,7 +13,8 @@ import { canonicalTarget } from './target.js';
 export const Target = z
   .string()
   .min(1)
-  .max(253)
+  // The host's own limit is canonicalTarget's: here room for it, a trailing dot and ":65535".
+  .max(MAX_HOST_NAME + 7)
   .regex(
     /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9:]([-A-Za-z0-9._:]*[A-Za-z0-9.])?)$/,
     'a host name, host:port, [IPv6 address] or [IPv6 address]:port',
