@@ -14,6 +14,7 @@ import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProxyView, ProxyWatcher } from '../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
+import { CheckSpacing } from './check-spacing.js';
 import { runPassivePass } from './passive-pass.js';
 import {
   type PassCounts,
@@ -150,12 +151,15 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
         },
       );
     };
+    /** This run's checks, so that a late pass does not check a proxy again moments apart (check-spacing.ts). */
+    const spacing = new CheckSpacing();
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
       // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
       // probe the slots between the deadline and now, and the next run probe them again seconds later
       // (a dead proxy's failures counted twice as fast as its interval says). They are the next run's.
-      const to = new Date(Math.min(deps.clock.now().getTime(), deadline));
+      const now = deps.clock.now();
+      const to = new Date(Math.min(now.getTime(), deadline));
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
         const left =
@@ -167,7 +171,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
           break;
         }
         const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
-        const c = await runProbePass(deps, current(fleet), from, to, sent, routes, budget);
+        const checked = spacing.eligible(current(fleet), to, now);
+        const c = await runProbePass(deps, checked, from, to, sent, routes, budget);
         summary.passes++;
         // Its budget spent before it read the health states: it decided nothing, and its slots are the
         // next run's, as a pass that does not start.
@@ -175,6 +180,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
           leaveToNextRun();
           break;
         }
+        spacing.record(checked, from, to, now);
         summary.probed += c.probed;
         summary.written += c.written;
         summary.transitions += c.transitions;

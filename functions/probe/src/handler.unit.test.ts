@@ -408,10 +408,11 @@ describe('handleProbeTick: where a run starts probing', () => {
     const { tick } = loop(() => failed);
     const run = await tick(60);
     expect(Math.min(...run.perProxy)).toBe(1);
-    // The first pass, at 60 s, probes every proxy (a slot in (-10, 60]); the later ones those due again.
-    expect(fleet40.some((p) => slotIn(p.uid, 60, 110))).toBe(true);
+    // The first pass, at 60 s, probes every proxy (a slot in (-10, 60]); the later ones those due again
+    // half an interval or more after it (check-spacing.ts: one due sooner waits for its next slot).
+    expect(fleet40.some((p) => slotIn(p.uid, 90, 110))).toBe(true);
     expect(run.perProxy.filter((n) => n === 2).length).toBe(
-      fleet40.filter((p) => slotIn(p.uid, 60, 110)).length,
+      fleet40.filter((p) => slotIn(p.uid, 90, 110)).length,
     );
   });
 
@@ -562,6 +563,75 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
     const gaps = [...probes.values()].flatMap((ts) => ts.slice(1).map((t, i) => t - ts[i]!));
     expect(gaps.length).toBeGreaterThan(0);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(30_000);
+  });
+});
+
+describe('handleProbeTick: a pass that begins late (check-spacing.ts)', () => {
+  // Proxies on 30 s intervals; a pass begun late checks some for a slot long past, and their next slot comes
+  // seconds later: checked twice in a moment, a dead proxy's failures were counted twice as fast as its
+  // interval says (Unhealthy an interval or more before its failureThreshold).
+  const fleet30 = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `h${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 30 } }),
+      status: { ip: `10.2.${i}.1`, providerId: `zones/z/instances/h${i}` },
+    }),
+  );
+  const gapsOf = (probes: Map<string, number[]>) =>
+    [...probes.values()].flatMap((ts) => ts.slice(1).map((t, i) => t - ts[i]!));
+
+  /** Runs chained over fleet30 whose first pass (at 0 s) hangs until `release`. */
+  function hangingFirstPass() {
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    let release!: () => void;
+    const hung = new Promise<void>((r) => {
+      release = r;
+    });
+    const chained = chainedRuns(
+      d,
+      clock,
+      async (at) => {
+        if (at === t0.getTime()) await hung;
+      },
+      { proxies: fixedFleet(fleet30) },
+    );
+    return { clock, release, ...chained };
+  }
+
+  it('within a run: a proxy checked less than half an interval ago waits for its next slot', async () => {
+    const { clock, release, runs, probes } = hangingFirstPass();
+    const run = handleProbeTick(runs);
+    await vi.waitFor(() => expect(probes.size).toBeGreaterThan(0));
+    clock.set(sec(25)); // the first pass's checks end at 25 s: the next pass covers (0, 25]
+    release();
+    await run;
+    const gaps = gapsOf(probes);
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(15_000);
+    // None starves: every proxy was checked in the run's 50 s, which hold one or two of its slots.
+    expect(fleet30.every((p) => (probes.get(p.status.ip!)?.length ?? 0) >= 1)).toBe(true);
+  });
+
+  it('at the deadline: a late pass leaves to the next run the proxies it checks within half an interval', async () => {
+    // Run A's first pass (0 s) hangs until 60 s; its late pass then covers (0, 50], cut at its deadline,
+    // while run B, claimed at 60 s, probes (50, 60] and the slots after. On 30 s intervals a proxy whose
+    // slot phase is in (20, 30] has a slot in both windows: probed by each at 60 s.
+    const { clock, release, runs, probes } = hangingFirstPass();
+    const a = handleProbeTick(runs);
+    await vi.waitFor(() => expect(probes.size).toBeGreaterThan(0));
+    clock.set(sec(60));
+    release();
+    await Promise.all([a, handleProbeTick(runs)]);
+    const both = fleet30.filter(
+      (p) => isDueInWindow(p.uid, 30_000, sec(0), sec(50)) && isDueInWindow(p.uid, 30_000, sec(50), sec(60)),
+    );
+    expect(both.length).toBeGreaterThan(0);
+    const gaps = gapsOf(probes);
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(15_000);
+    // Not lost: each of them probed at 60 s, by run B.
+    for (const p of both) expect(probes.get(p.status.ip!), p.name).toContain(sec(60).getTime());
   });
 });
 
