@@ -73,9 +73,10 @@ const Users = z
       ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: a JSON array of {username, password}' });
       return z.NEVER;
     }
-    // One pair per line too (a secret written from a file, `--data-file=users.txt`): split at commas only,
-    // the first user got the rest of the file as its password and every client was answered 407.
-    // Empty entries are no pairs (a CRLF file joined with commas on the CONNECT VMs ends in one).
+    // Pairs are separated by commas or line ends, so one pair per line works too (a secret written from a
+    // file, `--data-file=users.txt`): were lines not separators, the first user would take the rest of the
+    // file as its password and every client be answered 407. Empty entries are no pairs (a CRLF file
+    // joined with commas on the CONNECT VMs ends in one).
     return text
       .split(/[,\r\n]+/)
       .filter((pair) => pair.trim() !== '')
