@@ -5,11 +5,14 @@
 // failureThreshold says. So a pass leaves out
 // - a proxy this run checked less than half its interval ago: its next check is at its slot after that one,
 //   one to one and a half intervals after the last;
-// - in a window cut at the run's deadline (a pass begun after it), a proxy with a slot from the deadline to
-//   half an interval from now: the next run starts at the deadline (firstWindowStart) and checks it there.
-//   A slot in (deadline, now] is that run's already (it may be probing it this moment); one less than half
-//   an interval away would come right after this late check.
-// Neither starves a proxy: each leaves it out only for a check that comes within half an interval.
+// - near the run's end, a proxy the next run will check within half an interval: one with a slot from this
+//   run's deadline (where the next run's first window starts: firstWindowStart) to half an interval from now,
+//   when the next run is due to start by then too (its tick). A run that loops not at all (PROBE_LOOP_SECONDS
+//   0: its deadline is its start) or ends long before the next tick leaves out none: the next run would check
+//   such a proxy only at its own start, later than that.
+// Neither starves a proxy: each leaves it out only for a check that comes within half an interval. The time
+// recorded is the pass's start: a check queued behind `concurrency` others starts later, so two checks may be
+// a little closer than half an interval.
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 
@@ -19,14 +22,18 @@ const intervalOf = (p: ProxyResource): number => p.spec.healthCheck.intervalSeco
 export class CheckSpacing {
   private readonly checkedAt = new Map<string, number>();
 
-  /** The proxies a pass over (from, to] begun at `now` may check: the fleet less those left out above. */
-  eligible(all: readonly ProxyResource[], to: Date, now: Date): ProxyResource[] {
-    const cut = to < now;
+  /**
+   * The proxies a pass begun at `now` may check: the fleet less those left out above. `next` is where the
+   * next run's first window starts (this run's deadline) and when that run is due (this run's start plus
+   * the tick period).
+   */
+  eligible(all: readonly ProxyResource[], now: Date, next: { from: Date; at: Date }): ProxyResource[] {
     return all.filter((p) => {
       const half = intervalOf(p) / 2;
       const last = this.checkedAt.get(p.name);
       if (last !== undefined && now.getTime() - last < half) return false;
-      return !cut || !isDueInWindow(p.uid, intervalOf(p), to, new Date(now.getTime() + half));
+      const soon = new Date(now.getTime() + half);
+      return !(next.at <= soon && isDueInWindow(p.uid, intervalOf(p), next.from, soon));
     });
   }
 

@@ -171,7 +171,10 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
           break;
         }
         const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
-        const checked = spacing.eligible(current(fleet), to, now);
+        const checked = spacing.eligible(current(fleet), now, {
+          from: new Date(deadline),
+          at: new Date(startedAt.getTime() + deps.tickPeriodMs),
+        });
         const c = await runProbePass(deps, checked, from, to, sent, routes, budget);
         summary.passes++;
         // Its budget spent before it read the health states: it decided nothing, and its slots are the

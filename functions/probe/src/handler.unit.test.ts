@@ -599,6 +599,28 @@ describe('handleProbeTick: a pass that begins late (check-spacing.ts)', () => {
     return { clock, release, ...chained };
   }
 
+  it('with no loop (PROBE_LOOP_SECONDS 0): every run checks every proxy due since the last, none left out', async () => {
+    // Its deadline is its start, and its one pass begins a little after (the claim, the listing): a pass
+    // "past the deadline" every run. Leaving out the proxies due from there to half an interval on left the
+    // same ones out every run, never probed — the next run checks them only at its own start, a tick later.
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    const { runs, probes } = chainedRuns(d, clock, async () => {}, {
+      loopMs: 0,
+      proxies: {
+        watchAll: async () => {
+          clock.advance(200);
+          return fixedView({ proxies: fleet30, skipped: [] });
+        },
+      },
+    });
+    for (let tick = 0; tick < 6; tick++) {
+      clock.set(sec(60 * tick));
+      await handleProbeTick(runs);
+    }
+    expect(fleet30.filter((p) => !probes.has(p.status.ip!)).map((p) => p.name)).toEqual([]);
+  });
+
   it('within a run: a proxy checked less than half an interval ago waits for its next slot', async () => {
     const { clock, release, runs, probes } = hangingFirstPass();
     const run = handleProbeTick(runs);
