@@ -77,6 +77,8 @@ describe('canonicalTarget', () => {
     '0177.0.0.1',
     '2130706433',
     '1.2.3.4.5',
+    'shop.123',
+    'a..b:443',
     // Longer than DNS's 253 characters.
     `${'a'.repeat(250)}.com`,
   ])('refuses %s', (text) => {
