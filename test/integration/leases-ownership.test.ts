@@ -92,6 +92,8 @@ beforeAll(async () => {
     fleetProxy('pool-b', true),
     fleetProxy('pool-c', true),
     fleetProxy('left-d', false),
+    fleetProxy('again-e', false),
+    fleetProxy('same-f', false),
   ]);
   // pool-b is owned (the gateway uses it); left-d was taken out of the pool and its owner still drains it.
   await commitOwnership([own('pool-b', 'gw-1'), own('left-d', 'gw-1')]);
@@ -143,9 +145,15 @@ describe('leases beside the gateway', () => {
       'pool-b': [true, false],
       'pool-c': [true, false],
       'left-d': [true, false],
+      'again-e': [true, true],
+      'same-f': [true, true],
     });
     const leasable = await call('GET', '/v1/proxies?leasable=true');
-    expect(leasable.body.proxies.map((p: { name: string }) => p.name)).toEqual(['plain']);
+    expect(leasable.body.proxies.map((p: { name: string }) => p.name).sort()).toEqual([
+      'again-e',
+      'plain',
+      'same-f',
+    ]);
   });
 
   it('a reclaimed pool proxy is leasable, but only once no worker owns it', async () => {
@@ -190,6 +198,28 @@ describe('leases beside the gateway', () => {
     expect(await lease('left-d')).toMatchObject({ status: 409, body: { inGateway: 1 } });
     await commitOwnership([clear('left-d')]);
     await eventually(async () => (await lease('left-d')).status === 201, 10_000, 'left-d to be leased');
+  });
+
+  it('a proxy created again under a name still owned for the deleted one is leasable: the record keeps the old uid', async () => {
+    // again-e was deleted while a worker owned it (in the pool) and created again outside the pool: the
+    // worker still drains the old one, whose record names the old uid. same-f's record names its own.
+    const ownedAs = (proxy: string, uid: string): OwnershipChange => ({
+      ...own(proxy, 'gw-1'),
+      next: { ...own(proxy, 'gw-1').next!, uid },
+    });
+    await commitOwnership([
+      ownedAs('again-e', '00000000-0000-4000-8000-0000000000ee'),
+      ownedAs('same-f', instance('same-f').uid),
+    ]);
+    const stored = (await ownership.read()).records;
+    expect([stored.get('again-e')?.uid, stored.get('same-f')?.uid]).toEqual([
+      '00000000-0000-4000-8000-0000000000ee',
+      instance('same-f').uid,
+    ]);
+    // Before: owned by name, the new again-e was refused (inGateway) until the old one's drain ended.
+    await eventually(async () => (await lease('again-e')).status === 201, 10_000, 'again-e to be leased');
+    // The same commit, so the gate has seen same-f's record too: its own uid, held by the gateway.
+    expect(await lease('same-f')).toMatchObject({ status: 409, body: { inGateway: 1 } });
   });
 
   it('dropping a reclaim hands the proxy back to the gateway: no new leases on it', async () => {

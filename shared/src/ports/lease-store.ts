@@ -70,7 +70,7 @@ export interface GrantRequest {
    * `claimEpoch` on the proxy and found it released since (OwnershipGate.claimSettled). A candidate whose
    * stored state carries a claim not settled is not granted. Absent: every claim holds (fail closed).
    */
-  claimSettled?: (proxy: string, claimEpoch: number) => boolean;
+  claimSettled?: (proxy: string, claimEpoch: number, uid?: string) => boolean;
 }
 
 export type GrantOutcome =

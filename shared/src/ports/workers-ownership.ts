@@ -140,8 +140,11 @@ export interface OwnershipGate {
   /**
    * Whether the view has caught up with the planner's claim of epoch `claimEpoch` on the proxy and shows
    * it released since (domain/workers/leasable.ts gatewayClaimSettled). False until the view has loaded.
+   * With the uid of the proxy asked about, a record the view holds for another proxy of that name (one
+   * deleted since: ownership.ts OwnershipRecord.uid) is none of its: a view at the claim's epoch or later
+   * that holds it was made after any assignment of this proxy, which would be in the view instead.
    */
-  claimSettled(proxy: string, claimEpoch: number): boolean;
+  claimSettled(proxy: string, claimEpoch: number, uid?: string): boolean;
   /**
    * Whether the views have loaded and follow Firestore now: false while a listener is re-subscribing after
    * an error. `leasable` then refuses pool proxies (fail closed) — a refusal that means "not known", not

@@ -274,7 +274,7 @@ export class LeaseService {
           outcome = await store.grant({
             candidates: plan.candidates,
             lease,
-            claimSettled: (proxy, epoch) => this.deps.gate.claimSettled(proxy, epoch),
+            claimSettled: (proxy, epoch, uid) => this.deps.gate.claimSettled(proxy, epoch, uid),
           });
         } catch (err) {
           // Candidates passed over unread (states this replica forgot rank as empty, and can fill a first

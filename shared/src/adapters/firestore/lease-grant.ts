@@ -232,7 +232,7 @@ async function grantOn(
   candidate: Candidate,
   lease: NewLease,
   budget: Budget,
-  claimSettled: (proxy: string, claimEpoch: number) => boolean,
+  claimSettled: (proxy: string, claimEpoch: number, uid?: string) => boolean,
   key: KeyIntent | undefined,
   turn: GrantTurn,
 ): Promise<GrantOn> {
@@ -253,7 +253,7 @@ async function grantOn(
     // it was free (domain/workers/leasable.ts gatewayClaimSettled). A claim this replica does not know
     // of yet is found when the commit below fails its precondition and the state is read again.
     const claim = base.gatewayClaim ?? null;
-    if (claim !== null && !claimSettled(candidate.name, claim)) {
+    if (claim !== null && !claimSettled(candidate.name, claim, candidate.uid)) {
       // A commit that failed only because the planner claimed the proxy meanwhile was no capacity race:
       // it does not count against the request's budget (a pool flip of many proxies this replica knew
       // as free would otherwise use it up before a free candidate further down is tried).

@@ -6,6 +6,7 @@
 import type { DocumentChange, Firestore, QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import { gatewayClaimSettled, leasableBesideGateway } from '../../domain/workers/leasable.js';
+import { recordOf } from '../../domain/workers/ownership.js';
 import { reclaimHolds } from '../../domain/workers/reclaim-holds.js';
 import type { Clock } from '../../ports/clock.js';
 import type { OwnershipGate } from '../../ports/workers-ownership.js';
@@ -18,8 +19,8 @@ import { STATE_DOC, shardDocId, shardOf } from './ownership-store.js';
 type View = 'ownership' | 'reclaims';
 
 export class FirestoreOwnershipGate implements OwnershipGate {
-  /** Per shard document: the proxies it names (each shard is rewritten whole by the planner's merge). */
-  private owned = new Map<string, Set<string>>();
+  /** Per shard document: the proxies it names, each with the uid its record keeps (null: none kept). */
+  private owned = new Map<string, Map<string, string | null>>();
   private reclaims = new Map<string, { until: Date; uid: string | null }>();
   /** Per reclaim document out of shape: the version already logged (a re-subscription reads it again). */
   private invalidReclaims = new Map<string, Timestamp>();
@@ -54,7 +55,7 @@ export class FirestoreOwnershipGate implements OwnershipGate {
             this.epoch = Number.isInteger(epoch) ? (epoch as number) : null;
             return;
           }
-          this.owned.set(doc.id, new Set(Object.keys((doc.get('proxies') as object | undefined) ?? {})));
+          this.owned.set(doc.id, ownedIn(doc.get('proxies')));
         },
         (id) => {
           if (id === STATE_DOC) this.epoch = null;
@@ -80,9 +81,16 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     await Promise.all(this.listeners.map((l) => l.ready(timeoutMs)));
   }
 
-  isOwned(proxy: string): boolean {
+  /**
+   * Whether a worker owns the proxy of that name — of that uid, when given: a record kept for a proxy since
+   * deleted is not the new one's under its name (ownership.ts recordOf), which the planner gives out only
+   * once that record has gone; until then a new one outside the pool is leasable.
+   */
+  isOwned(proxy: string, uid?: string): boolean {
     // A proxy's ownership lives in exactly one shard document: one lookup, not one per shard.
-    return this.owned.get(shardDocId(shardOf(proxy)))?.has(proxy) ?? false;
+    const shard = this.owned.get(shardDocId(shardOf(proxy)));
+    if (!shard?.has(proxy)) return false;
+    return uid === undefined || recordOf({ uid: shard.get(proxy) ?? null }, uid);
   }
 
   /** A running reclaim asked for this proxy (not a namesake deleted since). */
@@ -94,7 +102,12 @@ export class FirestoreOwnershipGate implements OwnershipGate {
   leasable(proxy: ProxyResource): boolean {
     if (!this.loaded.ownership || !this.loaded.reclaims) return false;
     const current = this.current.ownership && this.current.reclaims;
-    return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy), current);
+    return leasableBesideGateway(
+      proxy,
+      this.isOwned(proxy.name, proxy.uid),
+      this.isReclaimed(proxy),
+      current,
+    );
   }
 
   following(): boolean {
@@ -102,10 +115,10 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     return loaded.ownership && loaded.reclaims && current.ownership && current.reclaims;
   }
 
-  claimSettled(proxy: string, claimEpoch: number): boolean {
+  claimSettled(proxy: string, claimEpoch: number, uid?: string): boolean {
     return gatewayClaimSettled(claimEpoch, {
       epoch: this.loaded.ownership ? this.epoch : null,
-      owned: this.isOwned(proxy),
+      owned: this.isOwned(proxy, uid),
     });
   }
 
@@ -167,4 +180,14 @@ export class FirestoreOwnershipGate implements OwnershipGate {
       },
     );
   }
+}
+
+/** A shard document's proxies and the uid each record keeps (null when none, or not a string). */
+function ownedIn(proxies: unknown): Map<string, string | null> {
+  const owned = new Map<string, string | null>();
+  for (const [name, r] of Object.entries((proxies as object | undefined) ?? {})) {
+    const uid = (r as { uid?: unknown } | null)?.uid;
+    owned.set(name, typeof uid === 'string' && uid !== '' ? uid : null);
+  }
+  return owned;
 }

@@ -38,7 +38,14 @@ const StateDoc = z.object({
     .nullable()
     .default(null),
 });
-const RecordDoc = z.object({ owner: z.string().min(1), since: int, drainEpoch: int.nullable() });
+const RecordDoc = z.object({
+  owner: z.string().min(1),
+  since: int,
+  drainEpoch: int.nullable(),
+  // Kept since the planner tells a proxy from one created again under its name (ownership.ts); absent on
+  // records stored before, and on a hand-edited one that does not fit, which is then taken for the name's.
+  uid: z.string().min(1).nullish().catch(null),
+});
 const ShardDoc = z.object({ proxies: z.record(z.string(), z.unknown()).default({}) });
 type StateLock = { lock: z.infer<typeof StateDoc>['lock']; version: Timestamp };
 /** Writes of a pass's own lock again on the version read, after its first one failed. */
@@ -284,7 +291,13 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       const n = shardOf(c.proxy);
       const entries = byShard.get(n) ?? {};
       entries[c.proxy] = c.next
-        ? { owner: c.next.owner, since: c.next.since, drainEpoch: c.next.drainEpoch }
+        ? {
+            owner: c.next.owner,
+            since: c.next.since,
+            drainEpoch: c.next.drainEpoch,
+            // A merge: a record given to a proxy whose uid is not known drops the one stored before.
+            uid: c.next.uid ? c.next.uid : FieldValue.delete(),
+          }
         : FieldValue.delete();
       byShard.set(n, entries);
     }

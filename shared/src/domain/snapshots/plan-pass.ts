@@ -20,6 +20,7 @@ import {
   ownedBy,
   type PlanInput,
   planOwnership,
+  recordOf,
   recordsByOwner,
   type WorkerStanding,
 } from '../workers/ownership.js';
@@ -106,11 +107,22 @@ export function leaseCandidates(
     .filter((p) => {
       const r = x.records.get(p.name);
       if (r && r.drainEpoch === null) return false;
-      if (p.deletionRequestedAt !== null || x.reclaimed.has(p.name)) return false;
+      if (p.deletionRequestedAt !== null || x.reclaimed.has(p.name) || succeeds(p, x.records)) return false;
       return speaksSocks5(p) ? socksTaker : anyTaker;
     })
     .map((p) => ({ name: p.name, uid: p.uid }));
 }
+
+/**
+ * Whether the proxy's name is still owned for another proxy — one deleted, this one created under its name
+ * since (ownership.ts OwnershipRecord.uid). Out of the pool until that record goes: the old proxy's drain
+ * runs to its end (the tunnels through a deleted proxy cut at the drain's bound, not kept for as long as
+ * they last on a drain cancelled), and this one, given out afresh, starts on no tunnel or count of its own.
+ */
+const succeeds = (p: ProxyResource, records: ReadonlyMap<string, OwnershipRecord>): boolean => {
+  const r = records.get(p.name);
+  return r !== undefined && !recordOf(r, p.uid);
+};
 
 /** Whether the gateway talks SOCKS5 to the proxy. */
 export const speaksSocks5 = (p: ProxyResource): boolean => proxyProtocol(p) === 'socks5';
@@ -185,7 +197,10 @@ export function planPass(
   cap: number = MAX_SNAPSHOT_PROXIES,
   maxDraining: number = WORKER_LIMITS.maxCounts,
 ): PassPlan {
-  const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
+  const inPool = x.poolSpecs.filter(
+    (p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name) && !succeeds(p, x.records),
+  );
+  const uids = new Map(inPool.map((p) => [p.name, p.uid]));
   const pool = inPool.map((p) => p.name);
   const overdue = overdueWorkers(x);
   const withheld = new Set(overdue.filter((o) => o.withheld).map((o) => o.workerId));
@@ -265,6 +280,7 @@ export function planPass(
     },
     now: x.now,
     skewMs: x.settings.skewMs,
+    uidOf: (proxy) => uids.get(proxy),
   };
   const ofSocks = (want: boolean) => new Map([...x.records].filter(([proxy]) => socks.has(proxy) === want));
   const plans = [
@@ -333,7 +349,7 @@ export function planPass(
     const owned = ownedBy(id, mine).flatMap((r) => {
       const p = byName.get(r.proxy);
       // Owned but no longer in the pool spec is already draining; a deleted or reclaimed one drains too.
-      return p && p.deletionRequestedAt === null && !x.reclaimed.has(p.name) ? [p] : [];
+      return p && p.deletionRequestedAt === null && !x.reclaimed.has(p.name) && recordOf(r, p.uid) ? [p] : [];
     });
     builds.push({
       workerId: id,

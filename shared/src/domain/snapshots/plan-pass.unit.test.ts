@@ -453,7 +453,11 @@ describe('planPass', () => {
       { now: ended, epoch: 6 },
     );
     expect(after.ownership.changes).toEqual([
-      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+      {
+        proxy: 'p1',
+        kind: 'released',
+        next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null, uid: expect.any(String) },
+      },
     ]);
   });
 
@@ -484,7 +488,11 @@ describe('planPass', () => {
         { now: ended, epoch: 6 },
       );
       expect(after.ownership.changes).toEqual([
-        { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+        {
+          proxy: 'p1',
+          kind: 'released',
+          next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null, uid: expect.any(String) },
+        },
       ]);
     });
 
@@ -521,7 +529,11 @@ describe('planPass', () => {
       );
       expect(lapsed.builds.find((b) => b.workerId === 'w1')?.owned).toEqual([]);
       expect(lapsed.ownership.changes).toEqual([
-        { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+        {
+          proxy: 'p1',
+          kind: 'released',
+          next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null, uid: expect.any(String) },
+        },
       ]);
       // A new worker owning nothing is granted at once, as before: nothing of anyone's waits on it.
       const fresh = p1Beside(new Map([['p1', rec('p1', 'w2')]]), view('w1', { session: registered('w1') }));
@@ -618,8 +630,16 @@ describe('planPass', () => {
       ]);
     const handed = planPass(input({ records, workers: workers(idle) }));
     expect(handed.ownership.changes).toEqual([
-      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null } },
-      { proxy: 'p2', kind: 'released', next: { proxy: 'p2', owner: 'w2', since: 6, drainEpoch: null } },
+      {
+        proxy: 'p1',
+        kind: 'released',
+        next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null, uid: expect.any(String) },
+      },
+      {
+        proxy: 'p2',
+        kind: 'released',
+        next: { proxy: 'p2', owner: 'w2', since: 6, drainEpoch: null, uid: expect.any(String) },
+      },
     ]);
     // Anything still in flight on it: drained first, as before.
     const draining = planPass(input({ records, workers: workers(busy) }));
@@ -634,7 +654,11 @@ describe('planPass', () => {
     const lastWord = report('w1', { draining: true, counts: [], receivedAt: later(-20) });
     const handedAt = (w1: WorkerView) => p1Beside(records, w1).ownership.changes;
     const released = [
-      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null } },
+      {
+        proxy: 'p1',
+        kind: 'released',
+        next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null, uid: expect.any(String) },
+      },
     ];
     expect(handedAt(view('w1', { report: lastWord }))).toEqual(released);
     // Its session lapsed too (30 s after that report), its grant still running: handed over all the same.
@@ -868,7 +892,11 @@ describe('planPass', () => {
         input({ poolSpecs: [socks[0]!], records: p.records, workers: drained, epoch: 6 }),
       );
       expect(next.ownership.changes).toEqual([
-        { proxy: 's1', kind: 'released', next: { proxy: 's1', owner: 'w-new', since: 7, drainEpoch: null } },
+        {
+          proxy: 's1',
+          kind: 'released',
+          next: { proxy: 's1', owner: 'w-new', since: 7, drainEpoch: null, uid: expect.any(String) },
+        },
       ]);
     });
   });
@@ -1174,5 +1202,61 @@ describe('planPass: no worker draining more than its report carries (WORKER_LIMI
     const p = planPass(input({ poolSpecs, records, workers: twoWorkers() }), MAX_SNAPSHOT_PROXIES, 3);
     expect(p.ownership.changes.filter((c) => c.kind === 'drain_started')).toEqual([]);
     expect(drainingOf(p)).toEqual(new Map([['w1', 3]]));
+  });
+});
+
+describe('planPass: a pool proxy deleted and created again under its name (OwnershipRecord.uid)', () => {
+  const old = proxy('p1');
+  const renewed = proxy('p1'); // the same name, another uid
+  const ownedBy = (r: OwnershipRecord, uid: string | undefined): OwnershipRecord => ({ ...r, uid });
+
+  it('a proxy given out records its uid', () => {
+    const p = planPass(input({ poolSpecs: [old] }));
+    expect(p.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'assigned', next: { ...rec('p1', 'w1'), since: 6, uid: old.uid } },
+    ]);
+  });
+
+  it("the old proxy's drain starts and is never cancelled for the new one; the new one waits, in no snapshot", () => {
+    const owned = new Map([['p1', ownedBy(rec('p1', 'w1'), old.uid)]]);
+    // Busy with the old proxy's tunnels: not drained.
+    const busy = view('w1', { report: report('w1', { counts: [{ proxy: 'p1', active: 3, reserved: 0 }] }) });
+    const started = planPass(
+      input({ poolSpecs: [renewed], records: owned, workers: new Map([['w1', busy]]) }),
+    );
+    expect(started.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'drain_started', next: { ...owned.get('p1')!, drainEpoch: 6 } },
+    ]);
+    expect(started.builds.map((b) => [b.workerId, b.owned.map((o) => o.uid), b.draining])).toEqual([
+      ['w1', [], { p1: 6 }],
+    ]);
+    // Before: the name was in the pool with the same owner, and the drain was cancelled at once — the old
+    // proxy's tunnels kept past the drain's bound, counted against the new one.
+    const draining = new Map([['p1', ownedBy(rec('p1', 'w1', 6), old.uid)]]);
+    const waiting = planPass(
+      input({ poolSpecs: [renewed], records: draining, workers: new Map([['w1', busy]]), epoch: 6 }),
+    );
+    expect(waiting.ownership.changes).toEqual([]);
+    expect(leaseCandidates(input({ poolSpecs: [renewed], records: draining }))).toEqual([]);
+  });
+
+  it('once drained the record goes, and the next pass gives the new proxy out under its own uid', () => {
+    const draining = new Map([['p1', ownedBy(rec('p1', 'w1', 6), old.uid)]]);
+    const idle = view('w1', { report: report('w1', { epoch: 6 }) });
+    const released = planPass(
+      input({ poolSpecs: [renewed], records: draining, workers: new Map([['w1', idle]]), epoch: 6 }),
+    );
+    expect(released.ownership.changes).toEqual([{ proxy: 'p1', kind: 'released', next: null }]);
+    const given = planPass(input({ poolSpecs: [renewed], workers: new Map([['w1', idle]]), epoch: 7 }));
+    expect(given.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'assigned', next: { ...rec('p1', 'w1'), since: 8, uid: renewed.uid } },
+    ]);
+  });
+
+  it('a record stored without a uid is the proxy of its name: kept, not drained', () => {
+    const legacy = new Map([['p1', rec('p1', 'w1')]]);
+    const p = planPass(input({ poolSpecs: [renewed], records: legacy }));
+    expect(p.ownership.changes).toEqual([]);
+    expect(p.builds[0]!.owned.map((o) => o.uid)).toEqual([renewed.uid]);
   });
 });

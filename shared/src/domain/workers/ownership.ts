@@ -22,7 +22,16 @@ export interface OwnershipRecord {
   since: number;
   /** Set while the owner is being asked to let go: the epoch at which the proxy left its snapshot. */
   drainEpoch: number | null;
+  /**
+   * The uid of the proxy the owner was given. A proxy deleted and created again under its name is another
+   * proxy: the old one's drain runs to its end, and the new one is given out afresh (plan-pass.ts inPool).
+   * Absent on a record stored before it was kept: taken for the proxy of that name.
+   */
+  uid?: string | null;
 }
+
+/** Whether a record is about this proxy (the same uid, or a record that keeps none). */
+export const recordOf = (r: Pick<OwnershipRecord, 'uid'>, uid: string): boolean => !r.uid || r.uid === uid;
 
 export interface WorkerStanding {
   /** Live session that has ACKed a snapshot, not shutting down, not withheld: may be given proxies (plan-pass.ts). */
@@ -54,6 +63,8 @@ export interface PlanInput {
    * rendezvous over the assignable workers.
    */
   desired?: ReadonlyMap<string, string | null>;
+  /** The uid of each pool proxy, kept in the records that give it out. */
+  uidOf?: (proxy: string) => string | undefined;
 }
 
 export interface OwnershipChange {
@@ -88,6 +99,10 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
     ? (proxy: string) => x.desired?.get(proxy) ?? null
     : (proxy: string) => rendezvousOwner(proxy, assignable);
   const next = x.epoch + 1;
+  const given = (proxy: string, owner: string): OwnershipRecord => {
+    const uid = x.uidOf?.(proxy);
+    return { proxy, owner, since: next, drainEpoch: null, ...(uid ? { uid } : {}) };
+  };
   const changes: OwnershipChange[] = [];
   for (const proxy of [...new Set([...x.pool, ...x.records.keys()])].sort()) {
     const r = x.records.get(proxy);
@@ -97,7 +112,7 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
         changes.push({
           proxy,
           kind: 'assigned',
-          next: { proxy, owner: desired, since: next, drainEpoch: null },
+          next: given(proxy, desired),
         });
       }
       continue;
@@ -120,7 +135,7 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
       changes.push({
         proxy,
         kind: 'released',
-        next: taker ? { proxy, owner: taker, since: next, drainEpoch: null } : null,
+        next: taker ? given(proxy, taker) : null,
       });
     } else if (r.drainEpoch === null) {
       changes.push({ proxy, kind: 'drain_started', next: { ...r, drainEpoch: next } });
