@@ -1,6 +1,6 @@
 // OwnershipStore on Firestore. `ownership/state` holds the global epoch and the planner lock;
 // `ownership/shard-NN` (16 of them, by a stable hash of the proxy name) hold `proxies.<name> = {owner,
-// since, drainEpoch}`. Sharding keeps a pass at 17 reads however large the pool, and lets every change of a
+// since, drainEpoch, uid}`. Sharding keeps a pass at 17 reads however large the pool, and lets every change of a
 // pass commit in ONE batch together with the epoch, guarded by the state document's updateTime — so two
 // planners can never interleave (recipes §7: a precondition on a single state document).
 // Each call is given up at the store's deadline, when it has one (worker-deadline.ts; the API sets one, and

@@ -24,7 +24,7 @@ export interface OwnershipRecord {
   drainEpoch: number | null;
   /**
    * The uid of the proxy the owner was given. A proxy deleted and created again under its name is another
-   * proxy: the old one's drain runs to its end, and the new one is given out afresh (plan-pass.ts inPool).
+   * proxy: the old one's drain runs to its end, and the new one is given out afresh (plan-pass.ts succeeds).
    * Absent on a record stored before it was kept: taken for the proxy of that name.
    */
   uid?: string | null;
