@@ -44,7 +44,12 @@ export interface ReconcileDeps extends PassDeps {
  * Every other reason (created, spec-changed, secret-rotated, manual — and one this function does not know,
  * which may announce exactly such a change) resolves it without the cache.
  */
-const ROUTINE_REASONS = new Set<ReconcileReason>(['requeue', 'health-transition', 'delete-requested']);
+const ROUTINE_REASONS = new Set<ReconcileReason>([
+  'requeue',
+  'drift-poll',
+  'health-transition',
+  'delete-requested',
+]);
 const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTINE_REASONS.has(reason);
 
 /**
@@ -69,7 +74,8 @@ export const PASS_START_BUDGET_MS = 40_000;
 
 export interface DeliveryOutcome {
   passes: number;
-  last: PassResult['kind'];
+  /** `drift-poll-failed`: a drift poll's pass failed and is left to the next drift slot (not retried). */
+  last: PassResult['kind'] | 'drift-poll-failed';
 }
 
 export async function handleReconcile(
@@ -144,6 +150,18 @@ export async function handleReconcile(
         created.set(createdNow.uid, createdNow);
       }
       await drop(await recordBeforeRetry(deps, log, request.proxy, unrecorded));
+      // A steady proxy's drift poll is asked for again at its next slot (DriftPoll on): retried by Pub/Sub
+      // as well, a Compute outage of hours kept ~18 retry chains in flight per proxy of the steady fleet
+      // (one new each DriftPoll, each retried for ~90 minutes), offered Compute ~15× its usual calls and
+      // dead-lettered a message per proxy per DriftPoll, and all of them came back at once when it cleared.
+      // Not when this delivery created an instance: the redelivery is what records it.
+      if (request.reason === 'drift-poll' && created.size === 0 && !(err instanceof InvalidStoredProxy)) {
+        log.warn('drift poll failed: the next drift slot polls again', {
+          event: 'reconcile.drift_poll_failed',
+          pass,
+        });
+        return { passes: pass, last: 'drift-poll-failed' };
+      }
       throw err;
     }
     // A conflict's `proxy` is the proxy as read (with any instance it records: no condition changed).

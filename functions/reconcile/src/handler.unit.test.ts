@@ -144,6 +144,28 @@ function onNextWrite(
   };
 }
 
+describe('a drift poll whose pass fails', () => {
+  beforeEach(() => {
+    t = setup();
+  });
+
+  // The requeue sweep publishes a steady proxy's drift slot as a drift-poll: its next slot polls again. A
+  // Compute outage of hours otherwise kept a retry chain per DriftPoll per steady proxy in flight (each
+  // retried for ~90 minutes), ~15× the usual Compute calls, a dead letter per proxy per DriftPoll, and all of
+  // them back at once when it cleared.
+  it('is acknowledged (logged), not retried; the same failure on any other request is retried', async () => {
+    await provisioned();
+    t.provider.failNext('get', 'transient');
+    await expect(t.run('p1', 'drift-poll')).resolves.toMatchObject({ last: 'drift-poll-failed' });
+    expect(t.log.lines.some((l) => l.event === 'reconcile.drift_poll_failed')).toBe(true);
+    t.provider.failNext('get', 'transient');
+    await expect(t.run('p1', 'requeue')).rejects.toThrow(/transient|get/);
+    // The next slot's poll goes through.
+    await expect(t.run('p1', 'drift-poll')).resolves.toMatchObject({ passes: 1 });
+    expect((await t.doc())!.status.phase).toBe('Provisioned');
+  });
+});
+
 describe('reconcile handler: managed lifecycle', () => {
   beforeEach(() => {
     t = setup();

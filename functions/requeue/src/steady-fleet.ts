@@ -24,6 +24,9 @@ export interface SteadyProxy {
    *  slots back off (awaitsPassSlotDue); null, published at every slot, for a steady, drift-polled proxy
    *  and for one awaiting the pass of a spec edit (awaitsPassSince). */
   awaitingSince: Date | null;
+  /** A steady proxy drift-polled (not one awaiting a pass): its slot is published as a `drift-poll`, whose
+   *  failed pass is not retried (the next slot polls again); an awaiting one's as a `requeue`. */
+  driftPolled?: boolean;
 }
 
 const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
@@ -88,7 +91,13 @@ export async function listSteady(
 
 function steadyEntry(p: ProxyResource, driftPollMs: number): SteadyProxy | null {
   if (isDriftPolled(p)) {
-    return { name: p.name, uid: p.uid, notBefore: driftNotBefore(p, driftPollMs), awaitingSince: null };
+    return {
+      name: p.name,
+      uid: p.uid,
+      notBefore: driftNotBefore(p, driftPollMs),
+      awaitingSince: null,
+      driftPolled: true,
+    };
   }
   if (awaitsPass(p)) {
     return {

@@ -139,6 +139,7 @@ async function unpaged(store: PagedStore) {
       uid: p.uid,
       notBefore: isDriftPolled(p) ? driftNotBefore(p, DRIFT_POLL_MS) : awaitsPassNotBefore(p, DRIFT_POLL_MS),
       awaitingSince: isDriftPolled(p) ? null : awaitsPassSince(p),
+      ...(isDriftPolled(p) ? { driftPolled: true } : {}),
     }));
   return { proxies, skipped: lists.flatMap((l) => l.skipped) };
 }

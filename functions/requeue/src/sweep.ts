@@ -88,11 +88,11 @@ export async function runSweep(
   const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0, nextDriftFrom: windowStart };
 
   const memory = deps.memory ?? new PublishMemory(deps.tickPeriodMs);
-  const pending: Array<{ at: number; proxy: string; drift: boolean }> = [];
+  const pending: Pending[] = [];
   /** false when this (proxy, due time) is already pending or was published recently. */
-  const schedule = (proxy: string, at: number, drift: boolean): boolean => {
+  const schedule = (proxy: string, at: number, drift: boolean, steady = false): boolean => {
     if (!memory.claim(proxy, at, deps.clock.now().getTime())) return false;
-    pending.push({ at, proxy, drift });
+    pending.push({ at, proxy, drift, steady });
     return true;
   };
 
@@ -171,7 +171,7 @@ export async function runSweep(
         for (const p of steady.fleet) {
           for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
             if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
-            schedule(p.name, slot.getTime(), true);
+            schedule(p.name, slot.getTime(), true, p.driftPolled === true);
           }
         }
       }
@@ -339,14 +339,26 @@ async function listSteadyLogged(deps: SweepDeps) {
   return proxies;
 }
 
+/**
+ * A proxy to publish at `at`: a due time (`drift` false), or a drift slot — `steady` for a drift-polled
+ * proxy, published as a `drift-poll` (not retried when its pass fails: its next slot polls again), else one
+ * awaiting a pass whose request was lost, published as a `requeue` (retried: nothing else asks for it).
+ */
+interface Pending {
+  at: number;
+  proxy: string;
+  drift: boolean;
+  steady?: boolean;
+}
+
 async function publishAll(
   deps: SweepDeps,
-  items: Array<{ proxy: string; at: number; drift: boolean }>,
+  items: Pending[],
   report: SweepReport,
   forget: (item: { proxy: string; drift: boolean }) => void,
 ): Promise<void> {
   const results = await Promise.allSettled(
-    items.map((x) => deps.publisher.publish({ proxy: x.proxy, reason: 'requeue' })),
+    items.map((x) => deps.publisher.publish({ proxy: x.proxy, reason: x.steady ? 'drift-poll' : 'requeue' })),
   );
   results.forEach((r, i) => {
     const item = items[i]!;

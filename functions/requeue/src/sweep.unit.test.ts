@@ -14,6 +14,8 @@ const at = (ms: number) => new Date(t0.getTime() + ms);
 let store: InMemoryProxyStore;
 let clock: ManualClock;
 let published: Array<{ proxy: string; atMs: number }>;
+/** The reason each proxy was last published with. */
+let reasons: Map<string, string>;
 let deps: SweepDeps;
 let onPublish: (proxy: string) => Promise<void>;
 
@@ -21,11 +23,13 @@ beforeEach(() => {
   store = new InMemoryProxyStore();
   clock = new ManualClock(t0);
   published = [];
+  reasons = new Map();
   onPublish = async () => {};
   deps = {
     store,
     publisher: {
-      publish: async ({ proxy }) => {
+      publish: async ({ proxy, reason }) => {
+        reasons.set(proxy, reason);
         published.push({ proxy, atMs: clock.now().getTime() - t0.getTime() });
         await onPublish(proxy);
       },
@@ -67,6 +71,7 @@ describe('requeue sweep', () => {
       { proxy: 'later', atMs: 42_500 },
     ]);
     expect(report.due).toBe(3);
+    expect([...new Set(reasons.values())]).toEqual(['requeue']);
     expect(clock.now().getTime() - t0.getTime()).toBeLessThanOrEqual(59_000);
   });
 
@@ -172,6 +177,9 @@ describe('requeue sweep', () => {
     const report = await runSweep(deps, t0);
     expect(published).toEqual([{ proxy: 'steady', atMs: driftOffsetMs(uid, 60_000) }]);
     expect(report.drift).toBe(1);
+    // Its next slot polls again: a failed pass is not retried (reconcile's handler), so a Compute outage
+    // does not pile a retry chain per DriftPoll on every steady proxy.
+    expect(reasons.get('steady')).toBe('drift-poll');
     expect(store.writes).toBe(writes);
   });
 
@@ -211,6 +219,8 @@ describe('requeue sweep', () => {
         .map((proxy) => ({ proxy, atMs: driftOffsetMs(uids[proxy], 60_000) }))
         .sort((a, b) => a.atMs - b.atMs),
     );
+    // Nothing else asks for their pass: retried when it fails.
+    expect([...new Set(reasons.values())]).toEqual(['requeue']);
     expect(store.writes).toBe(writes);
   });
 

@@ -7,6 +7,9 @@ export const ReconcileReason = z.enum([
   'spec-changed',
   'delete-requested',
   'requeue',
+  // A steady proxy's drift slot (functions/requeue): the next slot polls again, so a failed pass is not
+  // retried (functions/reconcile/src/handler.ts).
+  'drift-poll',
   'health-transition',
   'secret-rotated',
   'manual',
