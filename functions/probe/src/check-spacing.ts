@@ -6,10 +6,11 @@
 // - a proxy this run checked less than half its interval ago: its next check is at its slot after that one,
 //   one to one and a half intervals after the last;
 // - near the run's end, a proxy the next run will check within half an interval: one with a slot from this
-//   run's deadline (where the next run's first window starts: firstWindowStart) to half an interval from now,
-//   when the next run is due to start by then too (its tick). A run that loops not at all (PROBE_LOOP_SECONDS
-//   0: its deadline is its start) or ends long before the next tick leaves out none: the next run would check
-//   such a proxy only at its own start, later than that.
+//   run's deadline (where the next run's first window starts: firstWindowStart) to half an interval from now
+//   — and no later than the next run's own deadline, when runs do not chain (a loop shorter than the tick:
+//   a slot after it is the run after next's) — when the next run is due to start by then too (its tick). A
+//   run that loops not at all (PROBE_LOOP_SECONDS 0: its deadline is its start) leaves out only proxies with
+//   a slot before the next run's start, which that run checks at its start.
 // Neither starves a proxy: each leaves it out only for a check that comes within half an interval. The time
 // recorded is the pass's start: a check queued behind `concurrency` others starts later, so two checks may be
 // a little closer than half an interval.
@@ -24,16 +25,23 @@ export class CheckSpacing {
 
   /**
    * The proxies a pass begun at `now` may check: the fleet less those left out above. `next` is where the
-   * next run's first window starts (this run's deadline) and when that run is due (this run's start plus
-   * the tick period).
+   * next run's first window starts (this run's deadline), when that run is due (this run's start plus the
+   * tick period) and the end of what it checks (its deadline; unset when the runs chain, a loop as long as
+   * the tick or longer).
    */
-  eligible(all: readonly ProxyResource[], now: Date, next: { from: Date; at: Date }): ProxyResource[] {
+  eligible(
+    all: readonly ProxyResource[],
+    now: Date,
+    next: { from: Date; at: Date; until?: Date },
+  ): ProxyResource[] {
     return all.filter((p) => {
       const half = intervalOf(p) / 2;
       const last = this.checkedAt.get(p.name);
       if (last !== undefined && now.getTime() - last < half) return false;
-      const soon = new Date(now.getTime() + half);
-      return !(next.at <= soon && isDueInWindow(p.uid, intervalOf(p), next.from, soon));
+      const soon = now.getTime() + half;
+      if (next.at.getTime() > soon) return true;
+      const end = new Date(Math.min(soon, next.until?.getTime() ?? soon));
+      return !isDueInWindow(p.uid, intervalOf(p), next.from, end);
     });
   }
 

@@ -171,9 +171,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
           break;
         }
         const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
+        const nextAt = startedAt.getTime() + deps.tickPeriodMs;
         const checked = spacing.eligible(current(fleet), now, {
           from: new Date(deadline),
-          at: new Date(startedAt.getTime() + deps.tickPeriodMs),
+          at: new Date(nextAt),
+          ...(deps.loopMs < deps.tickPeriodMs ? { until: new Date(nextAt + deps.loopMs) } : {}),
         });
         const c = await runProbePass(deps, checked, from, to, sent, routes, budget);
         summary.passes++;

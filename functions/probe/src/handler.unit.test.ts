@@ -599,27 +599,40 @@ describe('handleProbeTick: a pass that begins late (check-spacing.ts)', () => {
     return { clock, release, ...chained };
   }
 
-  it('with no loop (PROBE_LOOP_SECONDS 0): every run checks every proxy due since the last, none left out', async () => {
-    // Its deadline is its start, and its one pass begins a little after (the claim, the listing): a pass
-    // "past the deadline" every run. Leaving out the proxies due from there to half an interval on left the
-    // same ones out every run, never probed — the next run checks them only at its own start, a tick later.
-    const { d } = deps(false);
-    const clock = new ManualClock(t0);
-    const { runs, probes } = chainedRuns(d, clock, async () => {}, {
-      loopMs: 0,
-      proxies: {
-        watchAll: async () => {
-          clock.advance(200);
-          return fixedView({ proxies: fleet30, skipped: [] });
+  it.each([30, 120])(
+    'with no loop (PROBE_LOOP_SECONDS 0), %i s intervals: no proxy is left out run after run',
+    async (intervalSeconds) => {
+      // Its deadline is its start, and its one pass begins a little after (the claim, the listing): a pass
+      // "past the deadline" every run. Leaving out the proxies due from there to half an interval on left
+      // the same ones out every run, never probed: the next run checks only up to its own start.
+      const fleet = Array.from({ length: 200 }, (_, i) =>
+        aProxy({
+          name: `n${i}`,
+          spec: managedSpec({ healthCheck: { intervalSeconds } }),
+          status: { ip: `10.3.${i}.1`, providerId: `zones/z/instances/n${i}` },
+        }),
+      );
+      const { d } = deps(false);
+      const clock = new ManualClock(t0);
+      const { runs, probes } = chainedRuns(d, clock, async () => {}, {
+        loopMs: 0,
+        proxies: {
+          watchAll: async () => {
+            clock.advance(1_000);
+            return fixedView({ proxies: fleet, skipped: [] });
+          },
         },
-      },
-    });
-    for (let tick = 0; tick < 6; tick++) {
-      clock.set(sec(60 * tick));
-      await handleProbeTick(runs);
-    }
-    expect(fleet30.filter((p) => !probes.has(p.status.ip!)).map((p) => p.name)).toEqual([]);
-  });
+      });
+      for (let tick = 0; tick < 30; tick++) {
+        clock.set(sec(60 * tick));
+        await handleProbeTick(runs);
+      }
+      expect(fleet.filter((p) => !probes.has(p.status.ip!)).map((p) => p.name)).toEqual([]);
+      // Nor checked more than one and a half intervals apart (a slot left to the next run, which checks it).
+      const gaps = gapsOf(probes);
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(1.5 * intervalSeconds * 1000 + 60_000);
+    },
+  );
 
   it('within a run: a proxy checked less than half an interval ago waits for its next slot', async () => {
     const { clock, release, runs, probes } = hangingFirstPass();
