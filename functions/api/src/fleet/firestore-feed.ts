@@ -25,7 +25,7 @@ import { type Clock, systemClock } from '../../../../shared/src/ports/clock.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetFeed } from './feed.js';
 import { decodeOwnershipShard } from './ownership-doc.js';
-import { type FleetInputs, type OwnershipView, UNREADABLE_STATE } from './view-model.js';
+import { type FleetInputs, type StoredOwnership, UNREADABLE_STATE } from './view-model.js';
 
 const IDLE_MS = 60_000;
 const READY_TIMEOUT_MS = 15_000;
@@ -109,7 +109,7 @@ export class FirestoreFleetFeed implements FleetFeed {
   private readonly health: Mirror<ProxyHealthState>;
   private readonly leaseState: Mirror<LeaseEntry[] | typeof UNREADABLE_STATE>;
   private readonly cooldowns: Mirror<Cooldown>;
-  private readonly ownership: Mirror<Map<string, OwnershipView>>;
+  private readonly ownership: Mirror<Map<string, StoredOwnership>>;
   private readonly jobRuns: Mirror<JobRun>;
 
   constructor(
@@ -203,7 +203,7 @@ export class FirestoreFleetFeed implements FleetFeed {
   }
 
   inputs(): FleetInputs {
-    const ownership = new Map<string, OwnershipView>();
+    const ownership = new Map<string, StoredOwnership>();
     for (const shard of this.ownership.docs.values()) for (const [k, v] of shard) ownership.set(k, v);
     return {
       proxies: this.proxies.docs,

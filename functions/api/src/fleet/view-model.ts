@@ -9,12 +9,15 @@ import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/leases/instance.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import { isCordoned, type Phase, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { recordOf } from '../../../../shared/src/domain/workers/ownership.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetRow, FleetView, JobView, OwnershipView } from './fleet-schemas.js';
 
 // The types of what is built here are the schemas' (fleet-schemas.ts), which /openapi.json publishes: a field
 // added here and not there, or the other way round, does not compile.
 export type { FleetRow, FleetView, JobView, OwnershipView };
+/** An ownership record as stored: the view, and the uid of the proxy it was given for (none on older ones). */
+export type StoredOwnership = OwnershipView & { uid?: string | null };
 
 /** A leaseState document that does not decode (edited by hand): the lease service counts the proxy full. */
 export const UNREADABLE_STATE = 'unreadable';
@@ -49,7 +52,7 @@ export interface FleetInputs {
   health: ReadonlyMap<string, ProxyHealthState>;
   leaseState: ReadonlyMap<string, readonly LeaseEntry[] | typeof UNREADABLE_STATE>;
   cooldowns: readonly Cooldown[];
-  ownership: ReadonlyMap<string, OwnershipView>;
+  ownership: ReadonlyMap<string, StoredOwnership>;
   jobRuns: readonly JobRun[];
 }
 
@@ -127,7 +130,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
       until: c.until.toISOString(),
       reason: c.reason,
     })),
-    owner: inputs.ownership.get(p.name) ?? null,
+    owner: ownerOf(inputs.ownership.get(p.name), p.uid),
     unreachableRoutes: [...(p.status.unreachableRoutes ?? [])],
     createdAt: p.createdAt.toISOString(),
     changedAt: changedAt.toISOString(),
@@ -168,4 +171,13 @@ function locationOf(spec: ProxyResource['spec']): string {
   if (spec.mode === 'managed') return spec.zone;
   const { host, port, protocol } = spec.endpoint;
   return `${protocol === 'http' ? '' : `${protocol}://`}${hostPort(host, port)}`;
+}
+
+/**
+ * The owner of this proxy, not of one deleted under its name whose drain still runs: its record keeps the
+ * other uid (shared/src/domain/workers/ownership.ts recordOf), as the lease service reads it.
+ */
+function ownerOf(o: StoredOwnership | undefined, uid: string): OwnershipView | null {
+  if (!o || !recordOf(o, uid)) return null;
+  return { owner: o.owner, since: o.since, drainEpoch: o.drainEpoch };
 }

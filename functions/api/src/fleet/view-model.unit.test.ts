@@ -62,6 +62,20 @@ describe('buildFleetView', () => {
       unreachableRoutes: ['shop'],
     });
   });
+
+  it('shows no owner on a proxy created again under a name still owned for the deleted one', () => {
+    // The record keeps the deleted proxy's uid: the lease service leases the new one (outside the pool),
+    // and the page showed it as the gateway's, draining.
+    const i = inputs();
+    const a = i.proxies.get('a')!;
+    const o = { owner: 'gw-1', since: 3, drainEpoch: 4 };
+    const view = (uid: string | null) =>
+      buildFleetView({ ...i, ownership: new Map([['a', { ...o, uid }]]) }, NOW).rows[0]!.owner;
+    expect(view('00000000-0000-4000-8000-0000000000aa')).toBeNull();
+    expect(view(a.uid)).toEqual(o);
+    // A record stored before uids were kept: the proxy of its name.
+    expect(view(null)).toEqual(o);
+  });
 });
 
 describe('buildFleetView at fleet size', () => {
