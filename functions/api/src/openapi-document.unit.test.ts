@@ -146,6 +146,26 @@ describe('/openapi.json names what a GET answers a body with', () => {
     ]);
     expect(gets.filter((g) => !g[400] || !g[413])).toEqual([]);
   });
+
+  it('documents the 500 stored_document_invalid of the admin reads of the ownership state', async () => {
+    // A hand-edited ownership/state or shard: both routes read them, and answered a 500 not declared.
+    const doc = await documentOf(everySurface());
+    for (const path of ['/v1/gateway/workers', '/v1/gateway/ownership']) {
+      const responses = doc.paths[path]?.get?.responses as Record<
+        string,
+        { description: string } | undefined
+      >;
+      expect(responses['500']?.description, path).toMatch(/^stored_document_invalid/);
+    }
+  });
+
+  it('declares the fields worker refusals carry beside error and message', async () => {
+    const error = (doc: Document) =>
+      (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } })
+        .components.schemas.Error!.properties;
+    const props = error(await documentOf(everySurface()));
+    expect(Object.keys(props)).toEqual(expect.arrayContaining(['revokeProxyIds', 'supported']));
+  });
 });
 
 describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {

@@ -266,6 +266,14 @@ export const ErrorBody = z
       description:
         "For precondition_failed on PUT /v1/gateway/routing: the routing's current revision (its ETag, unquoted).",
     }),
+    revokeProxyIds: z.array(z.string()).optional().openapi({
+      description:
+        "For stale_epoch on a worker's runtime report: the proxies it must stop using now (contract §3), as a snapshot's revokeProxyIds.",
+    }),
+    supported: z
+      .object({ min: z.number().int(), max: z.number().int() })
+      .optional()
+      .openapi({ description: 'For unsupported_protocol_version: the protocol versions the API speaks.' }),
     requestId: z.string().optional(),
   })
   .openapi('Error');

@@ -196,6 +196,11 @@ const common = adminResponses('the store or the identity check is unavailable');
 // admin GET and DELETE does, bounded at 1 KiB first.
 const noBodyHere = refusesBody('or a query parameter the route does not read');
 
+/** Both read the ownership state and shards, which a hand edit can leave out of shape. */
+const ownershipUnreadable = error(
+  'stored_document_invalid: ownership/state or an ownership shard no longer fits (edited by hand); internal: a bug (requestId)',
+);
+
 export const listWorkersRoute = createRoute({
   method: 'get',
   path: '/workers',
@@ -211,6 +216,7 @@ export const listWorkersRoute = createRoute({
     ...refusesBody(
       'all not true or false, pageSize out of 1–500, a malformed pageToken, pageSize or pageToken without all=true, or another query parameter',
     ),
+    500: ownershipUnreadable,
   },
 });
 
@@ -225,6 +231,7 @@ export const ownershipRoute = createRoute({
     200: json(z.object({ epoch: Count, proxies: z.array(OwnershipEntry) }), 'The epoch and the proxies'),
     ...common,
     ...noBodyHere,
+    500: ownershipUnreadable,
   },
 });
 
