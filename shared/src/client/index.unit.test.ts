@@ -1,7 +1,10 @@
 import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
+import { CLI_REQUEST_TIMEOUT_MS } from '../../../cli/http.js';
+import { STORE_CALL_DEADLINE_MS } from '../adapters/firestore/lease-state-access.js';
+import { LOCK_WAIT_MS } from '../adapters/firestore/lease-store.js';
 import { fakeFetch, grant, Raw } from './client-fixtures.unit.js';
-import { LeaseApiError, LeaseClient, NoMatchError } from './index.js';
+import { DEFAULT_TIMEOUT_MS, LeaseApiError, LeaseClient, NoMatchError } from './index.js';
 
 describe('LeaseClient', () => {
   it('sends the token and the body, and checks the answer against the schema', async () => {
@@ -542,5 +545,16 @@ describe('LeaseClient', () => {
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
     await expect(client.listProxies()).rejects.toMatchObject({ status: 200, code: 'bad_response' });
     expect(f.calls).toHaveLength(2);
+  });
+});
+
+describe('the default timeouts of the lease client and the CLI', () => {
+  // A write waits up to LOCK_WAIT_MS for its turn on a busy proxy's lock, then makes its calls under it
+  // (STORE_CALL_DEADLINE_MS each), and only then answers 503 with Retry-After. A client that gave up at the
+  // same 30 s never saw that answer: it sent the request again behind its own first copy, still queued.
+  it('outlast the lease service’s wait for a lock and a read and a commit after it', () => {
+    const slowest = LOCK_WAIT_MS + 2 * STORE_CALL_DEADLINE_MS;
+    expect(DEFAULT_TIMEOUT_MS).toBeGreaterThan(slowest);
+    expect(CLI_REQUEST_TIMEOUT_MS).toBeGreaterThan(slowest);
   });
 });
