@@ -20,8 +20,10 @@ import {
   ReceivedReconcileRequest,
   type ReconcileReason,
 } from '../../../shared/src/messages/reconcile-request.js';
+import type { ListOptions, Provider } from '../../../shared/src/ports/provider.js';
 import { InvalidStoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import type { ReplacementSlots } from '../../../shared/src/ports/replacement-slots.js';
 import { onInvalidDocument } from './invalid-document.js';
 import {
   type CreatedInstance,
@@ -130,6 +132,11 @@ export async function handleReconcile(
   // At every exit: past the budget, an instance to drop is handed to a request of its own, not deleted here.
   const drop = (current: string | null | undefined) =>
     dropSuperseded(deps, log, request.proxy, created, current, budgetLeft);
+  // A drift poll's failed pass is left to the next slot only when it changed nothing outside: no VM created or
+  // deleted (a delete may have landed: the status still names the old VM's address), no replacement slot
+  // taken. Counted over this delivery's calls, whatever pass made them.
+  const drift = request.reason === 'drift-poll' ? watchActs(deps) : null;
+  const passDeps = drift?.deps ?? deps;
   let passes = 0;
   for (let pass = 1; pass <= deps.maxPasses && mayStart(pass); pass++) {
     passes = pass;
@@ -140,7 +147,7 @@ export async function handleReconcile(
       const onCreated = (c: CreatedInstance) => {
         createdNow = c;
       };
-      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt, onCreated, retryLatched);
+      last = await runPass(passDeps, request.proxy, fresh, unrecorded, publishedAt, onCreated, retryLatched);
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
@@ -154,8 +161,9 @@ export async function handleReconcile(
       // as well, a Compute outage of hours kept ~18 retry chains in flight per proxy of the steady fleet
       // (one new each DriftPoll, each retried for ~90 minutes), offered Compute ~15× its usual calls and
       // dead-lettered a message per proxy per DriftPoll, and all of them came back at once when it cleared.
-      // Not when this delivery created an instance: the redelivery is what records it.
-      if (request.reason === 'drift-poll' && created.size === 0 && !(err instanceof InvalidStoredProxy)) {
+      // Not when this delivery acted: the redelivery is what records an instance created, and finds a delete
+      // that landed (or makes it) within seconds, not a DriftPoll on with leases handing out the old address.
+      if (drift && !drift.acted() && created.size === 0 && !(err instanceof InvalidStoredProxy)) {
         log.warn('drift poll failed: the next drift slot polls again', {
           event: 'reconcile.drift_poll_failed',
           pass,
@@ -313,4 +321,37 @@ function publishedAtOf(publishTime: string | undefined): Date | undefined {
   if (publishTime === undefined) return undefined;
   const at = new Date(publishTime);
   return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
+/**
+ * The deps of a delivery with its provider writes and replacement-slot takes watched: `acted()` is whether
+ * any was asked for (whatever came of it: a call unanswered may have acted). Each method is bound: the
+ * adapters are classes, whose methods a spread would not carry.
+ */
+function watchActs(deps: ReconcileDeps): { deps: ReconcileDeps; acted: () => boolean } {
+  let acted = false;
+  const watched = (p: Provider): Provider => ({
+    name: p.name,
+    create: (request: Parameters<Provider['create']>[0]) => {
+      acted = true;
+      return p.create(request);
+    },
+    delete: (providerId: string) => {
+      acted = true;
+      return p.delete(providerId);
+    },
+    get: (providerId: string) => p.get(providerId),
+    listByTag: (options?: ListOptions) => p.listByTag(options),
+    ...(p.lastCreateFailure ? { lastCreateFailure: (id: string) => p.lastCreateFailure!(id) } : {}),
+  });
+  const slots: ReplacementSlots = {
+    take: (holder, intent) => {
+      acted = true;
+      return deps.slots.take(holder, intent);
+    },
+    restamp: (holder, replacing) => deps.slots.restamp(holder, replacing),
+    release: (holder, proven) => deps.slots.release(holder, proven),
+  };
+  const providers = new Map([...deps.providers].map(([name, p]) => [name, watched(p)] as const));
+  return { deps: { ...deps, providers, slots }, acted: () => acted };
 }

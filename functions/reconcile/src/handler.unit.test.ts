@@ -164,6 +164,20 @@ describe('a drift poll whose pass fails', () => {
     await expect(t.run('p1', 'drift-poll')).resolves.toMatchObject({ passes: 1 });
     expect((await t.doc())!.status.phase).toBe('Provisioned');
   });
+
+  it('is retried when it asked Compute to delete the VM: the delete may have landed', async () => {
+    const providerId = (await provisioned())!;
+    t.provider.setState(providerId, 'Stopped');
+    t.provider.failNext('delete', 'transient');
+    // Every status write fails too (Firestore in passing): nothing records the delete begun.
+    const write = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async () => {
+      throw new StoreError('unavailable', 'blip');
+    };
+    await expect(t.run('p1', 'drift-poll')).rejects.toThrow();
+    expect(t.provider.callsOf('delete')).toBeGreaterThan(0);
+    t.store.writeStatus = write;
+  });
 });
 
 describe('reconcile handler: managed lifecycle', () => {
