@@ -39,6 +39,8 @@
 #   probe.credentials_unavailable  probe, for a pass that could not read some proxies' credentials
 #                            (Secret Manager failing in passing): only their liveness judged
 #                                                                                {proxies, judgedDead}
+#   reconcile.drift_poll_failed  reconcile, for a drift poll whose pass failed (acknowledged, not retried)
+#                                                                                {proxy, pass}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -130,6 +132,13 @@ locals {
     probe_credentials_unavailable = {
       event       = "probe.credentials_unavailable"
       description = "Probe passes that could not read some proxies' credentials (Secret Manager) and judged only their liveness."
+      labels      = {}
+    }
+    # No label: the lines name the proxy for Logs Explorer. A drift poll's failed pass is acknowledged, not
+    # retried (its next slot polls again), so a lasting fault on the steady fleet dead-letters nothing.
+    drift_polls_failed = {
+      event       = "reconcile.drift_poll_failed"
+      description = "Drift polls of steady proxies whose reconcile pass failed (acknowledged: the next DriftPoll slot polls again)."
       labels      = {}
     }
     # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).
@@ -499,6 +508,37 @@ resource "google_monitoring_alert_policy" "probe_out_of_time" {
 
   documentation {
     content   = "Probe passes keep running out of their run's budget (PROBE_RUN_BUDGET_SECONDS) with proxies undecided: the health of those proxies is not moving. ${local.runbook}, \"A probe out of time\"."
+    mime_type = "text/markdown"
+  }
+}
+
+# A drift poll whose pass fails is acknowledged (its next slot polls again) instead of retried into a dead
+# letter: a Compute blip costs nothing, and an outage piles no retry chains up. What pages is one that lasts:
+# the steady fleet's passes failing with no gap over 5 minutes for 30 minutes (a grant removed: 403 on
+# instances.get, which the adapter classes transient; VPC Service Controls; a bug), which dead-lettered
+# before and now shows only here.
+resource "google_monitoring_alert_policy" "drift_polls_failed" {
+  display_name          = "proxyplane: drift polls keep failing"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "drift polls failing, no gap over 5 minutes, for 30 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["drift_polls_failed"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "1800s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "Reconcile's drift polls of the steady fleet keep failing: a VM that died is not noticed by its drift poll (the probe still takes it out of leasing). ${local.runbook}, \"Drift polls failing\"."
     mime_type = "text/markdown"
   }
 }

@@ -357,6 +357,7 @@ describe('operations', () => {
       'api_not_answering',
       'cloud_init_errors',
       'dead_letters',
+      'drift_polls_failed',
       'failing_jobs',
       'gateway_no_upstream',
       'gateway_outcome_drops',
@@ -391,6 +392,7 @@ describe('operations', () => {
       ticks: 'job.tick',
       probe_budget_spent: 'probe.pass_budget_spent',
       probe_credentials_unavailable: 'probe.credentials_unavailable',
+      drift_polls_failed: 'reconcile.drift_poll_failed',
     });
     // The gateway.traffic fields the gateway traffic alerts divide (by `requests`).
     expect(

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { CLI_REQUEST_TIMEOUT_MS } from '../../../cli/http.js';
+import { FALLBACK_LOCK_WAIT_MS } from '../adapters/firestore/lease-grant.js';
 import { STORE_CALL_DEADLINE_MS } from '../adapters/firestore/lease-state-access.js';
 import { LOCK_WAIT_MS } from '../adapters/firestore/lease-store.js';
 import { fakeFetch, grant, Raw } from './client-fixtures.unit.js';
@@ -553,7 +554,7 @@ describe('the default timeouts of the lease client and the CLI', () => {
   // (STORE_CALL_DEADLINE_MS each), and only then answers 503 with Retry-After. A client that gave up at the
   // same 30 s never saw that answer: it sent the request again behind its own first copy, still queued.
   it('outlast the lease service’s wait for a lock and a read and a commit after it', () => {
-    const slowest = LOCK_WAIT_MS + 2 * STORE_CALL_DEADLINE_MS;
+    const slowest = LOCK_WAIT_MS + FALLBACK_LOCK_WAIT_MS + 2 * STORE_CALL_DEADLINE_MS;
     expect(DEFAULT_TIMEOUT_MS).toBeGreaterThan(slowest);
     expect(CLI_REQUEST_TIMEOUT_MS).toBeGreaterThan(slowest);
   });

@@ -30,6 +30,7 @@ export const LOG_CONTRACT = {
   'job.tick': ['job'],
   'probe.pass_budget_spent': ['budgetMs', 'undecided'],
   'probe.credentials_unavailable': ['proxies', 'judgedDead'],
+  'reconcile.drift_poll_failed': ['proxy', 'pass'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type CountedEvent = keyof typeof LOG_CONTRACT;

@@ -3,7 +3,7 @@
 // while session, report TTL, ownership and epoch are all valid; otherwise zero, with the reason). Typed by
 // the response schemas /openapi.json publishes (admin-openapi.ts).
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
-import type { OwnershipRecord } from '../../../../shared/src/domain/workers/ownership.js';
+import { type OwnershipRecord, recordOf } from '../../../../shared/src/domain/workers/ownership.js';
 import { isLive } from '../../../../shared/src/domain/workers/session.js';
 import { countsFor } from '../../../../shared/src/domain/workers/usable-capacity.js';
 import type { WorkerRecord } from '../../../../shared/src/ports/workers.js';
@@ -57,12 +57,16 @@ export interface OwnershipInputs {
 }
 
 export function ownershipView(x: OwnershipInputs): OwnershipEntry[] {
-  const capacity = new Map(x.pool.map((p) => [p.name, p.spec.capacity]));
-  const names = [...new Set([...x.pool.map((p) => p.name), ...x.records.keys()])].sort();
+  const pool = new Map(x.pool.map((p) => [p.name, p]));
+  const names = [...new Set([...pool.keys(), ...x.records.keys()])].sort();
   return names.map((proxy) => {
     const r = x.records.get(proxy);
     const w = r ? x.workers.get(r.owner) : undefined;
-    const cap = capacity.get(proxy) ?? 0;
+    // A record kept for a proxy deleted since, its name taken by a new one (ownership.ts recordOf): the row
+    // is that record's — out of the pool, no capacity — until its drain ends and the new one is given out.
+    const inPool = pool.get(proxy);
+    const current = inPool && (!r || recordOf(r, inPool.uid)) ? inPool : undefined;
+    const cap = current?.spec.capacity ?? 0;
     const v = countsFor(proxy, {
       capacity: cap,
       ownership: {
@@ -78,7 +82,7 @@ export function ownershipView(x: OwnershipInputs): OwnershipEntry[] {
     });
     return {
       proxy,
-      inPool: capacity.has(proxy),
+      inPool: current !== undefined,
       owner: r?.owner ?? null,
       since: r?.since ?? null,
       drainEpoch: r?.drainEpoch ?? null,

@@ -77,7 +77,7 @@ interface GrantTurn {
 }
 
 /** The least the passed-over candidates' fallbacks, together, may wait for their proxies' locks (grant()). */
-const FALLBACK_LOCK_WAIT_MS = 2_000;
+export const FALLBACK_LOCK_WAIT_MS = 2_000;
 
 export async function grantLease(
   deps: GrantDeps,
