@@ -24,10 +24,10 @@ const MAX_RETRY_WAIT_MS = 5000;
 /**
  * How long the CLI waits for an answer. The API's slowest answers stay under it — a job run's two Cloud
  * Scheduler calls (SCHEDULER_CALL_TIMEOUT_MS each), a lease write's wait for its turn on a busy proxy's
- * lock (30 s, then its calls) — so that the CLI reads the API's verdict (`outcome_unknown`: do not simply
+ * lock (30 s, then its calls and a grant's credentials read) — so that the CLI reads the API's verdict (`outcome_unknown`: do not simply
  * run again; `503 unavailable` with its Retry-After) rather than giving up as if nothing had been sent.
  */
-export const CLI_REQUEST_TIMEOUT_MS = 45_000;
+export const CLI_REQUEST_TIMEOUT_MS = 60_000;
 
 export interface ApiClientOptions {
   baseUrl: string;

@@ -183,7 +183,7 @@ describe('a create whose retry meets already_exists', () => {
   });
 });
 
-// Headers in, then the body fails (the 30 s timeout fires mid-body, the connection resets): that is no
+// Headers in, then the body fails (the request timeout fires mid-body, the connection resets): that is no
 // answer, said as `unreachable` — it was `internal`, which reads as a fault of the CLI's own.
 describe('a body that fails after the headers', () => {
   it('is unreachable, not internal', async () => {

@@ -12,7 +12,7 @@ const argv = process.argv.slice(2);
 const interrupt = new AbortController();
 // Only the watch ends on its own when interrupted. Any other command must not swallow Ctrl-C: it would run
 // on (an `apply` writing the rest of its file, an acquire leasing a proxy nobody will use, a call to an API
-// that does not answer waiting out its 30 s timeout) and exit as if nothing had been asked.
+// that does not answer waiting out its request timeout) and exit as if nothing had been asked.
 // Read as runCli reads it: `--api` and `-o` may come before the command (`proxyplane --api URL fleet watch`).
 const [group, verb] = hoistGlobalFlags(argv);
 const watching = group === 'fleet' && verb === 'watch';

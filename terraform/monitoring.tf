@@ -514,7 +514,7 @@ resource "google_monitoring_alert_policy" "probe_out_of_time" {
 
 # A drift poll whose pass fails is acknowledged (its next slot polls again) instead of retried into a dead
 # letter: a Compute blip costs nothing, and an outage piles no retry chains up. What pages is one that lasts:
-# the steady fleet's passes failing with no gap over 5 minutes for 30 minutes (a grant removed: 403 on
+# the steady fleet's passes failing with no gap over 5 minutes for 25 minutes, 30 after the first (a grant removed: 403 on
 # instances.get, which the adapter classes transient; VPC Service Controls; a bug), which dead-lettered
 # before and now shows only here.
 resource "google_monitoring_alert_policy" "drift_polls_failed" {
@@ -523,7 +523,7 @@ resource "google_monitoring_alert_policy" "drift_polls_failed" {
   notification_channels = local.notification_channels
 
   conditions {
-    display_name = "drift polls failing, no gap over 5 minutes, for 30 minutes"
+    display_name = "drift polls failing, no gap over 5 minutes, for 30 minutes from the first"
     condition_threshold {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["drift_polls_failed"].name}\""
       comparison      = "COMPARISON_GT"

@@ -181,7 +181,7 @@ export function readFleetView(body: unknown): FleetView {
 
 /**
  * One round's state, or undefined when Ctrl-C came during it: the request in flight is aborted rather
- * than left to its 30 s timeout, after which the watch reported an unreachable API and exited 1.
+ * than left to its request timeout, after which the watch reported an unreachable API and exited 1.
  */
 async function fetchState(api: Ctx['api'], interrupted: AbortSignal): Promise<unknown> {
   try {

@@ -342,8 +342,8 @@ async function listSteadyLogged(deps: SweepDeps) {
 /**
  * A proxy to publish at `at`: a due time (`drift` false), or a drift slot — `steady` for a drift-polled
  * proxy (a steady phase, whether or not a spec edit awaits its pass), published as a `drift-poll` (not
- * retried when its pass fails: its next slot polls again), else one awaiting a pass in another phase
- * (Pending, Failed, a deletion), published as a `requeue` (retried: nothing else asks for it).
+ * retried when its pass fails: its next slot polls again), else any other awaiting a pass (external, a
+ * deletion requested, Pending, Failed), published as a `requeue` (retried: nothing else asks for it).
  */
 interface Pending {
   at: number;

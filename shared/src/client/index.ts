@@ -43,18 +43,19 @@ export interface ProxyFilter {
 
 /**
  * How long a request waits for its answer by default: past the service's slowest honest one — a write's
- * wait for its turn on a busy proxy's lock (30 s) and the calls it makes then — so that a crawler gets the
+ * wait for its turn on a busy proxy's lock (30 s), the calls it makes then and a grant's read of the
+ * credentials (5 s) — so that a crawler gets the
  * 503 and its Retry-After rather than giving up at the same moment and sending the request again behind
  * its own first copy, which still holds its place in that queue.
  */
-export const DEFAULT_TIMEOUT_MS = 45_000;
+export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export interface LeaseClientOptions {
   /** The service's base URL, e.g. https://proxyplane-api-xyz.a.run.app */
   baseUrl: string;
   /** A crawler token (DISCOVERY_TOKENS); omit only against a local plane with auth off. */
   token?: string;
-  /** Per-request timeout (default DEFAULT_TIMEOUT_MS, 45 s). */
+  /** Per-request timeout (default DEFAULT_TIMEOUT_MS, 60 s). */
   timeoutMs?: number;
   /**
    * Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s

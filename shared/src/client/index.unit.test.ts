@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { CLI_REQUEST_TIMEOUT_MS } from '../../../cli/http.js';
+import { CREDENTIALS_READ_DEADLINE_MS } from '../../../functions/api/src/leases/wiring.js';
 import { FALLBACK_LOCK_WAIT_MS } from '../adapters/firestore/lease-grant.js';
 import { STORE_CALL_DEADLINE_MS } from '../adapters/firestore/lease-state-access.js';
 import { LOCK_WAIT_MS } from '../adapters/firestore/lease-store.js';
@@ -553,8 +554,9 @@ describe('the default timeouts of the lease client and the CLI', () => {
   // A write waits up to LOCK_WAIT_MS for its turn on a busy proxy's lock, then makes its calls under it
   // (STORE_CALL_DEADLINE_MS each), and only then answers 503 with Retry-After. A client that gave up at the
   // same 30 s never saw that answer: it sent the request again behind its own first copy, still queued.
-  it('outlast the lease service’s wait for a lock and a read and a commit after it', () => {
-    const slowest = LOCK_WAIT_MS + FALLBACK_LOCK_WAIT_MS + 2 * STORE_CALL_DEADLINE_MS;
+  it('outlast the lease service’s wait for a lock, a read and a commit after it, and a grant’s credentials read', () => {
+    const slowest =
+      LOCK_WAIT_MS + FALLBACK_LOCK_WAIT_MS + 2 * STORE_CALL_DEADLINE_MS + CREDENTIALS_READ_DEADLINE_MS;
     expect(DEFAULT_TIMEOUT_MS).toBeGreaterThan(slowest);
     expect(CLI_REQUEST_TIMEOUT_MS).toBeGreaterThan(slowest);
   });
