@@ -2,10 +2,12 @@
 // proxy: the run after a failed one probes the failed run's whole window again, from where that window
 // started (the deadline of the run before it, recorded with the failed run's end) — not from the failed
 // run's start, which left the slots in between to their next slot, one interval late (docs/health.md).
+
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { handleProbeTick, ProbeJob } from '../../functions/probe/src/handler.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
-import { nextSlotAfter } from '../../shared/src/domain/health/due.js';
+import { hashFraction, nextSlotAfter } from '../../shared/src/domain/health/due.js';
 import { testProjectId } from '../support/emulators.js';
 import { startProbeFleet } from '../support/probe-fleet.js';
 
@@ -67,30 +69,37 @@ describe('probe function: the run after a failed one', () => {
         successThreshold: 10,
         failureThreshold: 2,
       };
+      // Slot phases 200–300 ms apart (uids picked for them): B's first pass probes both at its start, 600 ms
+      // before the first one's slot, and the probe checks a proxy again no sooner than half an interval
+      // after its last check in the run (check-spacing.ts) — random uids put the slots anywhere in the
+      // second, and one run in several left a slot within 500 ms of B's start unprobed, B not failing.
       const added = [
-        await fleet.add('p-one', { healthCheck: check }),
-        await fleet.add('p-two', { healthCheck: check }),
+        await fleet.add('p-one', { healthCheck: check }, uidWithPhase(0.1, 0.15)),
+        await fleet.add('p-two', { healthCheck: check }, uidWithPhase(0.35, 0.4)),
       ];
-      const now = fleet.clock.now();
-      const [first, second] = added
-        .map(({ proxy }) => ({ name: proxy.name, slot: nextSlotAfter(proxy.uid, 1000, now).getTime() }))
-        .sort((a, b) => a.slot - b.slot)
-        .map((p) => ({
-          ...p,
-          probes: () =>
-            fleet.log.lines.filter((l) => l.message === 'probe' && l.proxy === p.name && l.tier === 'BASIC')
-              .length,
-        }));
+      // The first proxy's next slot two seconds on (room for A before it), the second's the one after it.
+      const firstSlot = nextSlotAfter(
+        added[0]!.proxy.uid,
+        1000,
+        new Date(fleet.clock.now().getTime() + 2000),
+      );
+      const slots = [firstSlot, nextSlotAfter(added[1]!.proxy.uid, 1000, firstSlot)].map((d) => d.getTime());
+      const [first, second] = added.map(({ proxy }, i) => ({
+        name: proxy.name,
+        slot: slots[i]!,
+        probes: () =>
+          fleet.log.lines.filter((l) => l.message === 'probe' && l.proxy === proxy.name && l.tier === 'BASIC')
+            .length,
+      }));
       if (!first || !second) throw new Error('two proxies');
       const counts = () => [first.probes(), second.probes()];
 
       // A (one pass: its deadline, recorded, is its start); then B, 1.1 s later (past the claim's gap),
-      // loops past the second slot. B starts after the second proxy's previous slot (the uids are random:
-      // the slots 0–999 ms apart): its first pass, from A's deadline, stores that one, so the only slot of
-      // the second proxy B reaches later is the one whose write fails. Started before it (one run in three,
-      // by the uids), B probed that previous slot in a pass of its own and the run did not fail where the
-      // test wants it to.
-      const startB = Math.max(first.slot - 300, second.slot - 1000 + 1);
+      // loops past the second slot. B starts after the second proxy's previous slot and 600 ms before the
+      // first's: its first pass, from A's deadline, stores both, so the only slot of the second proxy B
+      // reaches later is the one whose write fails.
+      const startB = first.slot - 600;
+      expect(startB).toBeGreaterThan(second.slot - 1000);
       fleet.clock.set(new Date(startB - 1100));
       expect(await handleProbeTick(fleet.deps)).not.toBeNull();
       fleet.clock.set(new Date(startB));
@@ -104,7 +113,7 @@ describe('probe function: the run after a failed one', () => {
       const b = {
         ...fleet.deps,
         health: failing,
-        loopMs: second.slot - first.slot + 500,
+        loopMs: second.slot - startB + 200,
         sleep: async (ms: number) => fleet.clock.advance(ms),
       };
       const beforeB = counts();
@@ -128,3 +137,13 @@ describe('probe function: the run after a failed one', () => {
     }
   });
 });
+
+/** A uid whose probe slot falls at a fraction of its interval in [from, to) (due.ts: hash(uid)). */
+function uidWithPhase(from: number, to: number): string {
+  for (let i = 0; i < 100_000; i++) {
+    const uid = randomUUID();
+    const f = hashFraction(uid);
+    if (f >= from && f < to) return uid;
+  }
+  throw new Error('no uid found');
+}

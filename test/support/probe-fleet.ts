@@ -58,9 +58,11 @@ export interface ProbeFleet {
   /** `down`: the echo endpoint answers 503 to every request (the API down or redeploying). */
   echo: { down: boolean };
   project: string;
+  /** `uid`: the proxy's (its probe slots are a function of it: due.ts); a random one by default. */
   add(
     name: string,
     spec?: Record<string, unknown>,
+    uid?: string,
   ): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
   /** An external proxy whose endpoint is a real forward proxy (an instance nothing reconciles). */
   addExternal(name: string): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
@@ -188,8 +190,11 @@ export async function startProbeFleet(
   };
 
   /** A real forward proxy on a Compute emulator instance, Running. */
-  async function runInstance(name: string, parsed: ProxySpec & { mode: 'managed' }) {
-    const uid = randomUUID();
+  async function runInstance(
+    name: string,
+    parsed: ProxySpec & { mode: 'managed' },
+    uid: string = randomUUID(),
+  ) {
     const instance = `pp-${uid.replaceAll('-', '').slice(0, 20)}`;
     const { providerId } = await gce.provider.create({
       name: instance,
@@ -228,7 +233,7 @@ export async function startProbeFleet(
     echo: echoState,
     project: projectId,
     deps,
-    async add(name, spec = {}) {
+    async add(name, spec = {}, uid) {
       const parsed = ProxySpec.parse({
         mode: 'managed',
         zone: 'us-central1-a',
@@ -242,8 +247,9 @@ export async function startProbeFleet(
         ...spec,
       });
       if (parsed.mode !== 'managed') throw new Error('managed only');
-      const { uid, instance, providerId, ip } = await runInstance(name, parsed);
-      const proxy = provisionedProxy({ name, uid, spec: parsed, now: clock.now(), ip, providerId });
+      const run = await runInstance(name, parsed, uid);
+      const { instance, providerId, ip } = run;
+      const proxy = provisionedProxy({ name, uid: run.uid, spec: parsed, now: clock.now(), ip, providerId });
       await proxies.create(proxy);
       return { proxy, zone: parsed.zone, instance };
     },
