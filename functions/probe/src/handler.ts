@@ -153,6 +153,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     };
     /** This run's checks, so that a late pass does not check a proxy again moments apart (check-spacing.ts). */
     const spacing = new CheckSpacing();
+    // Where the next run takes up (its first window from this deadline), when it is due, and — runs that do
+    // not chain — the end of what it checks.
+    const nextAt = startedAt.getTime() + deps.tickPeriodMs;
+    const next = {
+      from: new Date(deadline),
+      at: new Date(nextAt),
+      ...(deps.loopMs < deps.tickPeriodMs ? { until: new Date(nextAt + deps.loopMs) } : {}),
+    };
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
       // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
@@ -171,12 +179,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
           break;
         }
         const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
-        const nextAt = startedAt.getTime() + deps.tickPeriodMs;
-        const checked = spacing.eligible(current(fleet), now, {
-          from: new Date(deadline),
-          at: new Date(nextAt),
-          ...(deps.loopMs < deps.tickPeriodMs ? { until: new Date(nextAt + deps.loopMs) } : {}),
-        });
+        const checked = spacing.eligible(current(fleet), now, next);
         const c = await runProbePass(deps, checked, from, to, sent, routes, budget);
         summary.passes++;
         // Its budget spent before it read the health states: it decided nothing, and its slots are the

@@ -161,9 +161,10 @@ export async function handleReconcile(
       // as well, a Compute outage of hours kept ~18 retry chains in flight per proxy of the steady fleet
       // (one new each DriftPoll, each retried for ~90 minutes), offered Compute ~15× its usual calls and
       // dead-lettered a message per proxy per DriftPoll, and all of them came back at once when it cleared.
-      // Not when this delivery acted: the redelivery is what records an instance created, and finds a delete
-      // that landed (or makes it) within seconds, not a DriftPoll on with leases handing out the old address.
-      if (drift && !drift.acted() && created.size === 0 && !(err instanceof InvalidStoredProxy)) {
+      // Not when this delivery acted (a create among them): the redelivery is what records an instance
+      // created, and finds a delete that landed (or makes it) within seconds, not a DriftPoll on with leases
+      // handing out the old address.
+      if (drift && !drift.acted() && !(err instanceof InvalidStoredProxy)) {
         log.warn('drift poll failed: the next drift slot polls again', {
           event: 'reconcile.drift_poll_failed',
           pass,

@@ -107,7 +107,7 @@ export function leaseCandidates(
     .filter((p) => {
       const r = x.records.get(p.name);
       if (r && r.drainEpoch === null) return false;
-      if (p.deletionRequestedAt !== null || x.reclaimed.has(p.name) || succeeds(p, x.records)) return false;
+      if (!inPoolNow(p, x.reclaimed, x.records)) return false;
       return speaksSocks5(p) ? socksTaker : anyTaker;
     })
     .map((p) => ({ name: p.name, uid: p.uid }));
@@ -123,6 +123,13 @@ const succeeds = (p: ProxyResource, records: ReadonlyMap<string, OwnershipRecord
   const r = records.get(p.name);
   return r !== undefined && !recordOf(r, p.uid);
 };
+
+/** Whether a pool proxy is in the pool this pass: not being deleted, not reclaimed, not succeeding another. */
+const inPoolNow = (
+  p: ProxyResource,
+  reclaimed: ReadonlySet<string>,
+  records: ReadonlyMap<string, OwnershipRecord>,
+): boolean => p.deletionRequestedAt === null && !reclaimed.has(p.name) && !succeeds(p, records);
 
 /** Whether the gateway talks SOCKS5 to the proxy. */
 export const speaksSocks5 = (p: ProxyResource): boolean => proxyProtocol(p) === 'socks5';
@@ -197,9 +204,7 @@ export function planPass(
   cap: number = MAX_SNAPSHOT_PROXIES,
   maxDraining: number = WORKER_LIMITS.maxCounts,
 ): PassPlan {
-  const inPool = x.poolSpecs.filter(
-    (p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name) && !succeeds(p, x.records),
-  );
+  const inPool = x.poolSpecs.filter((p) => inPoolNow(p, x.reclaimed, x.records));
   const uids = new Map(inPool.map((p) => [p.name, p.uid]));
   const pool = inPool.map((p) => p.name);
   const overdue = overdueWorkers(x);
@@ -349,7 +354,7 @@ export function planPass(
     const owned = ownedBy(id, mine).flatMap((r) => {
       const p = byName.get(r.proxy);
       // Owned but no longer in the pool spec is already draining; a deleted or reclaimed one drains too.
-      return p && p.deletionRequestedAt === null && !x.reclaimed.has(p.name) && recordOf(r, p.uid) ? [p] : [];
+      return p && inPoolNow(p, x.reclaimed, records) ? [p] : [];
     });
     builds.push({
       workerId: id,
