@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import type { ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { SecretRef } from '../../../shared/src/domain/proxy.js';
+import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
@@ -14,7 +15,7 @@ import {
   type ProbeDeps,
   runProbePass,
 } from './probe-pass.js';
-import { credentialsCache } from './wiring.js';
+import { CREDENTIALS_REFUSAL_TTL_MS, credentialsCache } from './wiring.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const DEAD = '10.0.0.6';
@@ -128,5 +129,35 @@ describe('runProbePass: a credentials read Secret Manager does not answer', () =
     expect(dialled.map((d) => d.credentials)).not.toContain(null);
     expect(health.get('a')?.tracks.BASIC?.consecutiveOk).toBe(1);
     expect(warnings.some(([, f]) => f.event === 'probe.credentials_unavailable')).toBe(false);
+  });
+});
+
+describe("runProbePass: a secret the probe's account may not read", () => {
+  it('is asked for once a minute, not at every check of every proxy naming it', async () => {
+    let now = t0.getTime();
+    let reads = 0;
+    const cache = credentialsCache(
+      {
+        access: async (ref) => {
+          reads++;
+          throw new SecretAccessError('permission_denied', ref.secret, 'denied');
+        },
+      },
+      { now: () => new Date(now) },
+    );
+    const { deps, health, dialled } = setup(cache);
+    const all = ['a', 'b', 'c'].map((n, i) => withSecret(n, `10.0.0.${i + 2}`, 'shared'));
+    for (let pass = 0; pass < 3; pass++) {
+      await runProbePass(deps, all, new Date(now), new Date(now + 30_000), new Set(), [], 4_000);
+      now += 10_000;
+    }
+    // Nine checks, one read; each probed without credentials, as a refused secret is (health.md).
+    expect(reads).toBe(1);
+    expect(dialled.length).toBeGreaterThanOrEqual(9);
+    expect(dialled.every((d) => d.credentials === null)).toBe(true);
+    expect(health.get('a')?.tracks.BASIC).toBeDefined();
+    now = t0.getTime() + CREDENTIALS_REFUSAL_TTL_MS;
+    await runProbePass(deps, all, new Date(now), new Date(now + 30_000), new Set(), [], 4_000);
+    expect(reads).toBe(2);
   });
 });

@@ -31,8 +31,16 @@ import { logProbeRecorder } from './probe-recorder.js';
  * while Secret Manager fails — and while it does not answer: a read unanswered for
  * CREDENTIALS_READ_DEADLINE_MS counts as failed when that copy can answer, not after the client's retries
  * (up to 600 s); one with no copy after CREDENTIALS_MISS_DEADLINE_MS (and the check's timeout,
- * probe-pass.ts readCredentials).
+ * probe-pass.ts readCredentials). A refusal for good answers for CREDENTIALS_REFUSAL_TTL_MS.
  */
+/**
+ * How long Secret Manager's refusal of a proxy's credentials (not found, denied, disabled) stands before
+ * the probe asks again: one read per secret version a minute, not one per check of every proxy naming it
+ * (at 5,000 proxies checked every 30 s, 10,000 billed accesses a minute while a grant was missing). A
+ * fixed grant is seen within a minute.
+ */
+export const CREDENTIALS_REFUSAL_TTL_MS = 60_000;
+
 export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecretReader {
   return new CachedSecretReader(inner, {
     ttlMs: 60_000,
@@ -40,6 +48,7 @@ export function credentialsCache(inner: SecretReader, clock: Clock): CachedSecre
     staleIfErrorMs: 300_000,
     readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
     missDeadlineMs: CREDENTIALS_MISS_DEADLINE_MS,
+    failureTtlMs: CREDENTIALS_REFUSAL_TTL_MS,
   });
 }
 

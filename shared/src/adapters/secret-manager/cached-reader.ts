@@ -1,7 +1,8 @@
 // A small TTL cache in front of any SecretReader, for readers that must not call Secret Manager per use
 // (the lease service, the probe; the gateway, whose CredentialCache is its cache, sets ttlMs 0 and keeps
 // only the sharing of concurrent reads: with nothing that may answer from a copy, no copy is kept).
-// Concurrent misses share one fetch; failures are never cached; with staleIfErrorMs a transient failure
+// Concurrent misses share one fetch; a transient failure is never cached (a refusal for good only with
+// failureTtlMs, the probe's); with staleIfErrorMs a transient failure
 // may serve the last value a little longer, so a Secret Manager blip does not take the data path down.
 // A copy's age is the wall clock's now less when it was read; one read "after" now (the clock stepped
 // back) is of no known age and answers nothing — neither fresh nor stale — until a read replaces it.
@@ -32,6 +33,19 @@ export interface SecretCacheOptions {
    * second, cut at 1 s with nothing to serve lost every credentialed proxy's pass.
    */
   missDeadlineMs?: number;
+  /**
+   * How long Secret Manager's refusal of a version for good (not found, denied, disabled) answers for it
+   * without asking again; 0, the default, asks every time. The probe's: without it, a secret its account
+   * may not read was asked for at every check of every proxy naming it — Secret Manager accesses (billed)
+   * and quota at the fleet's check rate, for as long as the grant was missing. A refusal is forgotten
+   * when a read of the same reference succeeds, and on invalidate.
+   */
+  failureTtlMs?: number;
+}
+
+interface Refusal {
+  error: SecretAccessError;
+  at: number;
 }
 
 interface Entry {
@@ -44,6 +58,7 @@ const keyOf = (ref: SecretRef) => `${ref.secret}/versions/${ref.version}`;
 export class CachedSecretReader implements SecretReader {
   private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<string>>();
+  private readonly refusals = new Map<string, Refusal>();
   private generation = 0;
   private sweptAt = Number.NEGATIVE_INFINITY;
 
@@ -60,6 +75,11 @@ export class CachedSecretReader implements SecretReader {
       this.entries.delete(key);
       this.entries.set(key, hit);
       return hit.value;
+    }
+    const refused = this.refusals.get(key);
+    if (refused) {
+      if (this.withinMs(refused.at, now, this.opts.failureTtlMs ?? 0)) throw refused.error;
+      this.refusals.delete(key);
     }
     // A copy within stale-if-error may answer a transient failure (a read past its deadline is one).
     const stale = hit !== undefined && this.within(hit, now, this.keepForMs());
@@ -83,7 +103,7 @@ export class CachedSecretReader implements SecretReader {
   /** Forgets one secret (every version reference to it), or all. Nothing in production calls it today. */
   invalidate(secret?: string): void {
     this.generation += 1;
-    for (const map of [this.entries, this.inflight] as Array<Map<string, unknown>>) {
+    for (const map of [this.entries, this.inflight, this.refusals] as Array<Map<string, unknown>>) {
       for (const key of [...map.keys()]) {
         if (secret === undefined || key.startsWith(`${secret}/versions/`)) map.delete(key);
       }
@@ -106,7 +126,10 @@ export class CachedSecretReader implements SecretReader {
         // Secret Manager said the version is gone (disabled, destroyed, not found, denied): the value kept
         // is dropped, so that a transient failure right after cannot bring it back as stale-if-error — a
         // disabled password handed out for up to staleIfErrorMs after it was seen disabled.
-        if (err instanceof SecretAccessError && !err.retryable) this.entries.delete(key);
+        if (err instanceof SecretAccessError && !err.retryable) {
+          this.entries.delete(key);
+          if (generation === this.generation) this.refuse(key, err);
+        }
         throw err;
       },
     );
@@ -121,8 +144,27 @@ export class CachedSecretReader implements SecretReader {
    * be read again was the clock moving on.
    */
   private within(entry: Entry, now: number, ms: number): boolean {
-    const age = now - entry.fetchedAt;
+    return this.withinMs(entry.fetchedAt, now, ms);
+  }
+
+  private withinMs(at: number, now: number, ms: number): boolean {
+    const age = now - at;
     return age >= 0 && age < ms;
+  }
+
+  private refuse(key: string, error: SecretAccessError): void {
+    const ttl = this.opts.failureTtlMs ?? 0;
+    if (ttl <= 0) return;
+    const now = this.opts.clock.now().getTime();
+    // Kept in the order they were refused: the expired ones are at the front.
+    for (const [k, r] of this.refusals) {
+      if (this.withinMs(r.at, now, ttl)) break;
+      this.refusals.delete(k);
+    }
+    this.refusals.delete(key);
+    this.refusals.set(key, { error, at: now });
+    const max = this.opts.maxEntries ?? 1000;
+    while (this.refusals.size > max) this.refusals.delete(this.refusals.keys().next().value as string);
   }
 
   /** How long a copy may answer at all: its TTL, then stale-if-error. */
@@ -133,6 +175,7 @@ export class CachedSecretReader implements SecretReader {
   private store(key: string, value: string): void {
     // Nothing may answer from a copy (the gateway's ttlMs 0, no stale-if-error): keep none, not even the
     // latest read's password.
+    this.refusals.delete(key);
     if (this.keepForMs() <= 0) return;
     const now = this.opts.clock.now().getTime();
     this.sweep(now);

@@ -28,6 +28,7 @@ function setup(
     maxEntries?: number;
     readDeadlineMs?: number;
     missDeadlineMs?: number;
+    failureTtlMs?: number;
   } = {},
 ) {
   const inner = new CountingReader();
@@ -74,6 +75,57 @@ describe('CachedSecretReader', () => {
     open();
     expect(await all).toEqual(['v1', 'v1', 'v1']);
     expect(inner.calls).toBe(1);
+  });
+
+  it('with failureTtlMs, a refusal for good answers for that long without asking again', async () => {
+    const { inner, clock, cache } = setup({ failureTtlMs: 60_000 });
+    inner.failWith = denied;
+    await expect(cache.access(ref)).rejects.toBe(denied);
+    clock.advance(59_999);
+    await expect(cache.access(ref)).rejects.toBe(denied);
+    await expect(cache.access(ref)).rejects.toBe(denied);
+    expect(inner.calls).toBe(1);
+    // Past it, asked again: the grant was fixed meanwhile.
+    clock.advance(1);
+    inner.failWith = undefined;
+    expect(await cache.access(ref)).toBe('v1');
+    expect(inner.calls).toBe(2);
+    // Another version of the secret is its own question.
+    inner.failWith = denied;
+    await expect(cache.access({ secret: 's', version: '7' })).rejects.toBe(denied);
+    expect(await cache.access(ref)).toBe('v1');
+    expect(inner.calls).toBe(3);
+  });
+
+  it('with failureTtlMs, a transient failure is still asked again at once; invalidate forgets a refusal', async () => {
+    const { inner, cache } = setup({ failureTtlMs: 60_000 });
+    inner.failWith = transient;
+    await expect(cache.access(ref)).rejects.toBe(transient);
+    inner.failWith = undefined;
+    expect(await cache.access(ref)).toBe('v1');
+    expect(inner.calls).toBe(2);
+    const other: SecretRef = { secret: 'other', version: '1' };
+    inner.failWith = denied;
+    await expect(cache.access(other)).rejects.toBe(denied);
+    inner.failWith = undefined;
+    cache.invalidate('other');
+    expect(await cache.access(other)).toBe('v1');
+    expect(inner.calls).toBe(4);
+  });
+
+  it('with failureTtlMs, refusals are bounded by maxEntries and expire', async () => {
+    const { inner, clock, cache } = setup({ failureTtlMs: 60_000, maxEntries: 2 });
+    inner.failWith = denied;
+    for (const v of ['1', '2', '3'])
+      await expect(cache.access({ secret: 's', version: v })).rejects.toBe(denied);
+    expect(inner.calls).toBe(3);
+    // '1' was pushed out by '3': asked again; '3' still stands.
+    await expect(cache.access({ secret: 's', version: '1' })).rejects.toBe(denied);
+    await expect(cache.access({ secret: 's', version: '3' })).rejects.toBe(denied);
+    expect(inner.calls).toBe(4);
+    clock.advance(60_000);
+    await expect(cache.access({ secret: 's', version: '3' })).rejects.toBe(denied);
+    expect(inner.calls).toBe(5);
   });
 
   it('never caches a failure', async () => {
