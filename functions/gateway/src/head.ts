@@ -2,7 +2,7 @@
 // the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
 // ends, no obsolete line folding, token header names, no control characters but HTAB; anything else is
 // a 400, never a guess.
-import { formatIpv6, isNoDnsName, parseIpv6 } from '../../../shared/src/domain/gateway/ip.js';
+import { ipv6LiteralText, isNoDnsName, parseIpv6 } from '../../../shared/src/domain/gateway/ip.js';
 export interface RequestHead {
   readonly method: string;
   readonly target: string;
@@ -110,10 +110,11 @@ export function parseAuthority(text: string, defaultPort?: number): Authority | 
     if (!V6_CHARS.test(host)) return null;
     // Bracketed text that is no IPv6 address ("[1::2::3]", "[....]") is a malformed target, a 400: kept,
     // it went on to the resolver and came back a 502. Otherwise one spelling per address (RFC 5952), the
-    // one route hosts are compiled in: only literals pay for the parse.
+    // one route hosts are compiled in (an IPv4-mapped one the IPv4 address it maps): only literals pay
+    // for the parse.
     const bytes = parseIpv6(host);
     if (!bytes) return null;
-    host = formatIpv6(bytes);
+    host = ipv6LiteralText(bytes);
     rest = text.slice(close + 1);
   } else {
     const colon = text.indexOf(':');

@@ -45,8 +45,9 @@ describe('requestTarget', () => {
     ['GET http://[1::2::3]/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],
     ['GET http://[....]:8080/a HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],
     [
+      // An IPv4-mapped literal is the IPv4 address it maps: one site, one route, however it is spelt.
       'CONNECT [::ffff:127.0.0.1]:443 HTTP/1.1',
-      { kind: 'connect', authority: { host: '::ffff:7f00:1', port: 443 } },
+      { kind: 'connect', authority: { host: '127.0.0.1', port: 443 } },
     ],
     ['GET /local HTTP/1.1', { kind: 'refuse', status: 400, code: 'not_a_proxy_request' }],
     ['GET https://example.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request_target' }],

@@ -25,7 +25,7 @@ export const HostPattern = z
   .min(1)
   .max(253)
   .transform((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1'))
-  .pipe(z.string().regex(/^(\*|(\*\.)?[a-z0-9_]([-a-z0-9_.]*[a-z0-9_])?|[0-9a-f:.]+)$/, 'host pattern'));
+  .pipe(z.string().regex(/^(\*|(\*\.)?[a-z0-9_]([-a-z0-9_.]*[a-z0-9_])?\.?|[0-9a-f:.]+)$/, 'host pattern'));
 
 const HeaderName = z
   .string()

@@ -115,14 +115,22 @@ const V6_TEXT = /^[0-9a-fA-F:.]+$/;
 
 /**
  * An IPv6 literal (no brackets) in its RFC 5952 text, the one spelling routes are matched in: a route
- * for `2001:db8::1` and a request for `[2001:0DB8:0:0::1]` name one address. Any other text is returned
- * as it is — a host name at the cost of one indexOf (it has no ':'), and text that is no address (it
- * then matches no request, whose literals are always canonical).
+ * for `2001:db8::1` and a request for `[2001:0DB8:0:0::1]` name one address — and an IPv4-mapped one
+ * (`::ffff:1.2.3.4`) as the IPv4 address it maps (`1.2.3.4`), as the SSRF guard and the lease API's
+ * targets take it: one site however a crawler spells it. Any other text is returned as it is — a host
+ * name at the cost of one indexOf (it has no ':'), and text that is no address (it then matches no
+ * request, whose literals are always canonical).
  */
 export function canonicalIpv6(text: string): string {
   if (text.indexOf(':') < 0 || !V6_TEXT.test(text)) return text;
   const bytes = parseIpv6(text);
-  return bytes ? formatIpv6(bytes) : text;
+  return bytes ? ipv6LiteralText(bytes) : text;
+}
+
+/** An IPv6 address's one spelling: RFC 5952 text, or dotted IPv4 for an IPv4-mapped one. */
+export function ipv6LiteralText(bytes: Uint8Array): string {
+  const ip = unmapped({ family: 6, bytes });
+  return ip.family === 4 ? ip.bytes.join('.') : formatIpv6(bytes);
 }
 
 export function parseIp(text: string): IpAddress | null {

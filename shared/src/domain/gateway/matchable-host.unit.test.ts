@@ -17,6 +17,10 @@ describe('isMatchableHostPattern', () => {
     ['shop.example', 'SHOP.example.'],
     ['*.example.com', 'a.b.example.com'],
     ['cafe.be.', 'cafe.be'],
+    // A trailing dot on any name, not only one written in hex digits (`cafe.be.` passed as an IPv6 text).
+    ['shop.example.', 'shop.example'],
+    ['*.example.com.', 'a.example.com'],
+    ['xn--p1ai.', 'xn--p1ai'],
     ['_acme.example', '_acme.example'],
     ['localhost', 'localhost'],
     ['*.xn--p1ai', 'shop.xn--p1ai'],

@@ -53,6 +53,10 @@ describe('matchRoute', () => {
     ['[2001:db8::1]', '[2001:DB8::0:1]'],
     ['2001:0DB8:0000:0000:0000:0000:0000:0001', '[2001:db8::1]'],
     ['[::ffff:10.0.0.1]', '[::FFFF:a00:1]'],
+    // An IPv4-mapped literal is the IPv4 address it maps, as the SSRF guard and lease targets take it.
+    ['93.184.216.34', '[::ffff:93.184.216.34]'],
+    ['93.184.216.34', '[::ffff:5db8:d822]'],
+    ['::ffff:93.184.216.34', '93.184.216.34'],
   ])('a route for %s matches a request for %s (IPv6 literals compared canonically)', (routeHost, host) => {
     const t = compileRouting([route('v6', [routeHost]), route('other', ['other.example'])], []);
     expect(matchRoute(t, normalizeHost(host))?.name).toBe('v6');
@@ -66,6 +70,9 @@ describe('matchRoute', () => {
     expect(normalizeHost(new URL('http://[2001:0DB8:0:0::1]:8080/').hostname)).toBe('2001:db8::1');
     // Not an address: kept as written (it matches no request: a request's literal is always canonical).
     expect(normalizeHost('1:2')).toBe('1:2');
+    expect(normalizeHost('[::FFFF:5db8:d822]')).toBe('93.184.216.34');
+    // Not mapped: IPv4-compatible and IPv4-translated addresses stay IPv6.
+    expect(normalizeHost('[::ffff:0:5db8:d822]')).toBe('::ffff:0:5db8:d822');
   });
 
   it('matches nothing without a catch-all', () => {

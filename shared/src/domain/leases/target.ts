@@ -17,7 +17,7 @@
 import { formatIpv6, isNoDnsName, parseIpv6, unmapped } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
-const HOST_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
+const HOST_NAME = /^[a-z0-9_]([-a-z0-9._]*[a-z0-9_])?$/;
 /** DNS's limit on a name, without its trailing dot (RFC 1035 § 2.3.4, as written in text). */
 export const MAX_HOST_NAME = 253;
 const BRACKETED = /^\[([0-9a-f:.]+)\](?::([0-9]{1,5}))?$/;

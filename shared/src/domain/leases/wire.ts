@@ -16,7 +16,9 @@ export const Target = z
   // The host's own limit is canonicalTarget's: here room for it, a trailing dot and ":65535".
   .max(MAX_HOST_NAME + 7)
   .regex(
-    /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9:]([-A-Za-z0-9._:]*[A-Za-z0-9.])?)$/,
+    // The characters a target may have; canonicalTarget judges the rest (a bare IPv6 address may end in
+    // "::", a name start with "_" as the gateway takes it).
+    /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9_:]([-A-Za-z0-9._:]*[A-Za-z0-9._:])?)$/,
     'a host name, host:port, [IPv6 address] or [IPv6 address]:port',
   )
   .transform((t, ctx) => {
