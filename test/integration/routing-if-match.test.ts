@@ -5,9 +5,13 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
-import { ROUTING_DOC } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import {
+  FirestoreRoutingStore,
+  ROUTING_DOC,
+} from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { gatewayAdminApp } from '../support/gateway-admin-app.js';
+import { failNextCommitAfterLanding } from '../support/replayed-commit-firestore.js';
 
 const projectId = testProjectId('demo-rim');
 const db = new Firestore({ projectId });
@@ -140,5 +144,42 @@ describe('the routing revision and If-Match on PUT /routing', () => {
     const r = await call('PUT', '7', [route('z', '*')]);
     expect(r).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect(await call('GET')).toEqual(before);
+  });
+});
+
+// The client runs a transaction again when its commit landed but the call failed (DEADLINE_EXCEEDED, a last
+// UNAVAILABLE): read as another writer's, the PUT's own routing answered 412 (with If-Match) or "unchanged"
+// (without), and no snapshot pass was asked for — the gateways saw it only at the next tick.
+describe('a routing PUT whose commit landed before its call failed', () => {
+  const DEADLINE_EXCEEDED = 4;
+  const UNAVAILABLE = 14;
+  const landing = new Firestore({ projectId });
+  afterAll(() => landing.terminate());
+  const { app: landingApp, passes: landingPasses } = gatewayAdminApp(db, {
+    now: new Date('2026-12-02T03:00:00Z'),
+    routing: new FirestoreRoutingStore(landing),
+  });
+  const put = async (ifMatch: string | undefined, routes: unknown[]) => {
+    const res = await landingApp.request('/routing', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...(ifMatch ? { 'if-match': ifMatch } : {}) },
+      body: JSON.stringify({ routes }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it.each([
+    ['with If-Match', DEADLINE_EXCEEDED, true],
+    ['without If-Match', UNAVAILABLE, false],
+  ])('%s: answered written, at the revision it made, and a pass asked for', async (_, code, conditional) => {
+    const at = (await call('GET')).body.revision as number;
+    landingPasses.length = 0;
+    failNextCommitAfterLanding(landing, code);
+    const name = `landed-${code}`;
+    const r = await put(conditional ? `"${at}"` : undefined, [route(name, '*')]);
+    expect(r).toMatchObject({ status: 200, body: { revision: at + 1 } });
+    expect(landingPasses).toEqual(['admin']);
+    expect(await call('GET')).toMatchObject({ etag: `"${at + 1}"` });
+    expect(await names()).toEqual([name]);
   });
 });

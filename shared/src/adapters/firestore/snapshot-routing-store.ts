@@ -10,6 +10,12 @@
 // each route: `routes` stays exactly the wire form, so a snapshot function or probe of a release before
 // target checks (whose route schema is strict, but whose document schema drops unknown keys) still reads
 // the document after a rollback, instead of failing every pass until every gateway goes stale.
+//
+// Each write stores its own `putId`: a commit that lands while its call fails (DEADLINE_EXCEEDED, a last
+// UNAVAILABLE) is run again by the client, and that run must know the routing it reads for its own —
+// read as another writer's, an If-Match PUT answered 412 for its own change and one without answered
+// "unchanged", and neither asked for the snapshot pass that carries it to the gateways.
+import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
@@ -105,6 +111,7 @@ export class FirestoreRoutingStore implements RoutingStore {
         rules.flatMap((r) => (r.targetCheck ? [[r.name, r.targetCheck]] : [])),
       );
       // JSON round trip: drops undefined optionals, which Firestore refuses.
+      const putId = randomUUID();
       const fields = {
         routes: JSON.parse(JSON.stringify(rules.map(wireRoute))),
         targetChecks: JSON.parse(JSON.stringify(targetChecks)),
@@ -124,6 +131,8 @@ export class FirestoreRoutingStore implements RoutingStore {
           throwIfGivenUp(signal);
           const stored = (await tx.get(this.ref())).data();
           const current = revisionOf(stored);
+          // This very put landed on an attempt whose answer was lost: written, at the revision it made.
+          if (stored?.putId === putId) return { written: true, revision: current };
           if (precondition && !precondition(current)) return { written: false, revision: current };
           // The same routing again (a GitOps loop re-applying it, a retried PUT whose first landed): a new
           // revision would only re-plan and re-publish every worker's snapshot for nothing.
@@ -138,7 +147,7 @@ export class FirestoreRoutingStore implements RoutingStore {
             return { written: false, unchanged: true, revision: current };
           // Again after the read: one still waiting on it when the deadline fired must not write either.
           throwIfGivenUp(signal);
-          tx.set(this.ref(), { ...fields, revision: current + 1 });
+          tx.set(this.ref(), { ...fields, revision: current + 1, putId });
           return { written: true, revision: current + 1 };
         }),
       );
