@@ -200,10 +200,12 @@ describe('gateway (standalone) through a real upstream proxy', () => {
     );
   });
 
-  it('refuses a DNS name that resolves to a non-public address', async () => {
+  it('refuses a DNS name that resolves to a non-public address', async (ctx) => {
     const name = hostname().toLowerCase();
     const resolved = await lookup(name).catch(() => null);
-    if (!resolved) return; // this machine's own name does not resolve here: nothing to check
+    // This machine's own name does not resolve here: skipped, not passed (gateway-dns.test.ts covers it
+    // with a scripted nameserver).
+    if (!resolved) ctx.skip();
     const { text } = await rawExchange(
       gw.proxyPort,
       `CONNECT ${name}:443 HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,

@@ -1,10 +1,17 @@
 // Brief invariant 2: a steady fleet (nothing changed) costs zero Firestore writes per tick. The requeue
 // sweep runs for real against Firestore and drift-polls every steady proxy; each publish runs a full
-// reconcile pass (provider.get against the Compute emulator included). Not one document changes.
+// reconcile pass (provider.get against the Compute emulator included, the probe's health verdict read
+// from the health store: the fleet is Ready, as a real steady fleet is, so the passes take the healthy
+// path — a proven replacement's slot released, not only the proxy documents). Not one document of the
+// project changes: every collection is compared, not only `proxies`.
+import type { DocumentReference } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleReconcile } from '../../functions/reconcile/src/handler.js';
+import { handleReconcile, type ReconcileDeps } from '../../functions/reconcile/src/handler.js';
+import { storeHealthSource } from '../../functions/reconcile/src/health-source.js';
 import { runSweep } from '../../functions/requeue/src/sweep.js';
+import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { healthInstanceKey } from '../../shared/src/domain/health/instance-key.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
 import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
@@ -12,18 +19,76 @@ import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
 const FLEET = 8;
 const names = Array.from({ length: FLEET }, (_, i) => `steady-${i}`);
 let plane: ReconcilePlane;
+let deps: ReconcileDeps;
+
+/**
+ * Counts the document writes every commit of `plane.db` carries — the store, the replacement slots, the
+ * health reads all go through it — so that a write leaving a document as it was (no new update time)
+ * counts too.
+ */
+function countWrites(db: ReconcilePlane['db']): { writes: number } {
+  type Request = (method: string, request: { writes?: unknown[] }, ...rest: unknown[]) => Promise<unknown>;
+  const client = db as unknown as { request: Request };
+  const send = client.request.bind(db);
+  const counts = { writes: 0 };
+  client.request = (method, request, ...rest) => {
+    if (method === 'commit' || method === 'batchWrite') counts.writes += request.writes?.length ?? 0;
+    return send(method, request, ...rest);
+  };
+  return counts;
+}
+
+/** Each document of the project (every collection, sub-collections too) with its update time. */
+async function documents(): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (refs: DocumentReference[]) => {
+    for (const ref of refs) {
+      const snap = await ref.get();
+      if (snap.exists) out.push(`${ref.path}@${snap.updateTime?.toMillis()}.${snap.updateTime?.nanoseconds}`);
+      for (const sub of await ref.listCollections()) await walk(await sub.listDocuments());
+    }
+  };
+  for (const c of await plane.db.listCollections()) await walk(await c.listDocuments());
+  return out.sort();
+}
+
+/** The probe's verdict for each provisioned proxy: AVAILABLE, about the instance its status names. */
+async function probedHealthy(): Promise<void> {
+  const at = new Date();
+  const fleet = await plane.store.list({});
+  await new FirestoreHealthStore(plane.db).writeMany(
+    fleet
+      .filter((p) => healthInstanceKey(p) !== '')
+      .map((p) => ({
+        state: {
+          proxy: p.name,
+          instance: healthInstanceKey(p),
+          tracks: { BASIC: { verdict: 'AVAILABLE' as const, consecutiveOk: 3, consecutiveFail: 0 } },
+          verdict: 'AVAILABLE' as const,
+          latency: { reportedMs: 12, reportedAt: at },
+          egressProblem: null,
+          transitionAt: at,
+          latencyHistory: [],
+          passive: null,
+        },
+        base: null,
+      })),
+  );
+}
 
 beforeAll(async () => {
   plane = await startReconcilePlane({ bootDelayMs: 200 });
+  deps = { ...plane.deps, health: storeHealthSource(new FirestoreHealthStore(plane.db)) };
   for (const name of names) {
     await plane.store.create(
       aProxy({ name, uid: crypto.randomUUID(), spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }) }),
     );
   }
-  // Bring the fleet to steady state the way the passes would.
-  for (let round = 0; round < 30; round++) {
-    await Promise.all(names.map((proxy) => handleReconcile(plane.deps, { proxy, reason: 'requeue' })));
-    const fleet = await plane.store.list({ phase: 'Provisioned' });
+  // Bring the fleet to steady state the way the passes would: provisioned, probed healthy, Ready.
+  for (let round = 0; round < 40; round++) {
+    await Promise.all(names.map((proxy) => handleReconcile(deps, { proxy, reason: 'requeue' })));
+    await probedHealthy();
+    const fleet = await plane.store.list({ phase: 'Ready' });
     if (fleet.length === FLEET && fleet.every((p) => p.status.nextReconcileAt === null)) return;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -33,9 +98,10 @@ afterAll(() => plane?.stop());
 
 describe('a steady fleet', () => {
   it('is drift-polled by the sweep (real reconcile passes) at zero Firestore writes', async () => {
-    const versions = async () =>
-      Object.fromEntries(await Promise.all(names.map(async (n) => [n, (await plane.store.get(n))!.version])));
-    const before = await versions();
+    const before = await documents();
+    const commits = countWrites(plane.db);
+    expect(before.filter((d) => d.startsWith('proxies/'))).toHaveLength(FLEET);
+    expect(before.filter((d) => d.startsWith('health/'))).toHaveLength(FLEET);
     const writesBefore = plane.counting.writes.length;
     const getsBefore = plane.compute.admin.counters().get;
     let passes = 0;
@@ -44,7 +110,7 @@ describe('a steady fleet', () => {
         store: plane.store,
         publisher: {
           publish: async (r) => {
-            const outcome = await handleReconcile(plane.deps, r);
+            const outcome = await handleReconcile(deps, r);
             passes++;
             expect(outcome.last).toBe('unchanged');
           },
@@ -68,6 +134,8 @@ describe('a steady fleet', () => {
     expect(passes).toBe(report.drift);
     expect(plane.compute.admin.counters().get - getsBefore).toBeGreaterThanOrEqual(2 * FLEET);
     expect(plane.counting.writes.length - writesBefore).toBe(0);
-    expect(await versions()).toEqual(before);
+    expect(commits.writes).toBe(0);
+    expect(await documents()).toEqual(before);
+    expect((await plane.store.list({ phase: 'Ready' })).length).toBe(FLEET);
   });
 });
