@@ -27,6 +27,8 @@ export interface ReadyProcessOptions {
   ready(): Promise<void>;
   /** Called as soon as the process exists, before it is ready, so a shutdown can stop it meanwhile. */
   onSpawn?: (stop: () => Promise<void>) => void;
+  /** How long a stop waits after SIGTERM before SIGKILL (process-group.ts's 5 s if unset). */
+  stopGraceMs?: number;
 }
 
 /** Preloaded into Node children: they stop when this process is gone (exit-with-parent.mjs says why). */
@@ -43,7 +45,8 @@ export async function startReadyProcess(opts: ReadyProcessOptions): Promise<Read
     env: isNode ? { ...opts.env, ...parentPidEnv() } : opts.env,
     logFile: opts.logFile,
   });
-  opts.onSpawn?.(() => proc.stop());
+  const stop = () => proc.stop(opts.stopGraceMs);
+  opts.onSpawn?.(stop);
   const exited = once(proc.child, 'exit').then(([code, signal]) => ({ code, signal }) as ExitInfo);
   const early = exited.then(({ code, signal }) => {
     const where = opts.logFile ? ` (log: ${opts.logFile})` : '';
@@ -53,8 +56,8 @@ export async function startReadyProcess(opts: ReadyProcessOptions): Promise<Read
   try {
     await Promise.race([opts.ready(), early]);
   } catch (err) {
-    await proc.stop();
+    await stop();
     throw err;
   }
-  return { pid: proc.pid, exited, stop: () => proc.stop() };
+  return { pid: proc.pid, exited, stop };
 }

@@ -36,8 +36,10 @@ if (options.help) {
 process.env.METADATA_SERVER_DETECTION ??= 'none';
 const stateFile = stateFileIn(options.stateDir);
 const teardown = new Teardown(progress);
-// Stopping takes a few seconds (JVMs); never longer than this, whatever hangs.
-const STOP_DEADLINE_MS = 30_000;
+// Stopping takes a few seconds (JVMs); never longer than this, whatever hangs. Room for the worst case
+// of each layer in turn: the gateway's and the API's 11 s (services.ts SERVICE_STOP_GRACE_MS), then the
+// emulators' 5 s each.
+const STOP_DEADLINE_MS = 40_000;
 
 let starting: Promise<unknown> = Promise.resolve();
 let shuttingDown = false;

@@ -237,7 +237,8 @@ export async function startPlane(
       GATEWAY_START_WAIT_SECONDS: '3',
     },
     logDir,
-    onSpawn: (stop) => teardown.add('gateway', stop, Layer.services),
+    // Before the API: its shutdown reports (draining, then final) go to the API.
+    onSpawn: (stop) => teardown.add('gateway', stop, Layer.gateway),
   });
   progress(`gateway up at ${gateway.url} (proxy port ${ports.gateway.proxyPort})`);
   void warnOnExit('gateway', gateway.exited, join(logDir, 'gateway.log'));

@@ -17,6 +17,14 @@ import { appendLines } from './log-file.js';
 export const API_ENTRY = 'functions/api/src/main.ts';
 export const GATEWAY_ENTRY = 'functions/gateway/src/main.ts';
 
+/**
+ * How long the API and the gateway get to stop before SIGKILL: Cloud Run's 10 s, which each one's own
+ * shutdown is built to fit (the API's 4 s grace and 3 s to close its clients; the gateway's drain, final
+ * report, pull close and closers, docs/gateway.md § Shutdown), and a second more. At the launcher's 5 s
+ * a Ctrl-C with a tunnel open killed the gateway in its drain, before its final report.
+ */
+export const SERVICE_STOP_GRACE_MS = 11_000;
+
 export interface RunningService {
   url: string;
   exited: Promise<ExitInfo>;
@@ -41,6 +49,7 @@ export async function startApi(opts: {
     env: { ...opts.env, PORT: String(opts.port), HOST: opts.host },
     logFile: join(opts.logDir, 'api.log'),
     onSpawn: opts.onSpawn,
+    stopGraceMs: SERVICE_STOP_GRACE_MS,
     ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
   });
   return { url, exited: proc.exited, stop: proc.stop };
@@ -70,6 +79,7 @@ export async function startGatewayService(opts: {
     },
     logFile: join(opts.logDir, 'gateway.log'),
     onSpawn: opts.onSpawn,
+    stopGraceMs: SERVICE_STOP_GRACE_MS,
     ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
   });
   return { url, exited: proc.exited, stop: proc.stop };

@@ -1,11 +1,19 @@
-// Stops what the plane started, by layer: the highest layer first (the scheduler, then the functions
-// and the API, then our emulators, then Google's), the pieces of one layer together. So every piece
+// Stops what the plane started, by layer: the highest layer first (the scheduler, then the gateway, which
+// reports to the API, then the functions and the API, then our emulators, then Google's), the pieces of
+// one layer together. So every piece
 // stops before what it talks to. A step added after stopping began (a start still in flight at
 // Ctrl-C) is stopped at once, so nothing started during a shutdown survives it.
 export type StopStep = () => Promise<void>;
 
 /** Higher layers stop first. */
-export const Layer = { googleEmulators: 0, clients: 1, ourEmulators: 2, services: 3, scheduler: 4 } as const;
+export const Layer = {
+  googleEmulators: 0,
+  clients: 1,
+  ourEmulators: 2,
+  services: 3,
+  gateway: 4,
+  scheduler: 5,
+} as const;
 
 interface Step {
   name: string;

@@ -19,10 +19,12 @@ describe('Teardown', () => {
     });
     t.add('scheduler', step('scheduler'), Layer.scheduler);
     t.add('function b', step('function b'), Layer.services);
+    t.add('gateway', step('gateway'), Layer.gateway);
     const [a, b] = await Promise.all([t.run(), t.run()]);
-    expect(order[0]).toBe('scheduler');
-    expect(order.slice(1, 3).sort()).toEqual(['function a', 'function b']);
-    expect(order.slice(3)).toEqual(['compute', 'emulators']);
+    // The gateway before the API it reports to (its draining and final reports), after the scheduler.
+    expect(order.slice(0, 2)).toEqual(['scheduler', 'gateway']);
+    expect(order.slice(2, 4).sort()).toEqual(['function a', 'function b']);
+    expect(order.slice(4)).toEqual(['compute', 'emulators']);
     expect(a).toEqual(['broken: boom']);
     expect(b).toEqual(a);
   });
