@@ -193,6 +193,25 @@ export function refuseUnmatchableHosts(
   });
 }
 
+/**
+ * The routes as they are stored: a name host's one trailing dot dropped (`shop.example.` → `shop.example`,
+ * the host it matches: normalizeHost drops it too). HostPattern reads the dot on any name since 2026-12-07,
+ * where before it read it only on names written in hex digits (`cafe.be.`): stored, `shop.example.` would
+ * make a routing document and snapshots that earlier builds — gateways mid-rollout, a rollback — cannot
+ * parse. So it is taken, and never written.
+ */
+export function withoutTrailingDots<R extends { match: { hosts: string[] } }>(routes: readonly R[]): R[] {
+  return routes.map((r) =>
+    r.match.hosts.some(isDottedName)
+      ? {
+          ...r,
+          match: { ...r.match, hosts: r.match.hosts.map((h) => (isDottedName(h) ? h.slice(0, -1) : h)) },
+        }
+      : r,
+  );
+}
+const isDottedName = (host: string) => host.endsWith('.') && !host.includes(':') && host.length > 1;
+
 /** The route a worker gets: the stored rule without what only the control plane reads. */
 export function wireRoute(rule: RoutingRule): GatewayRoute {
   const { targetCheck: _check, ...route } = rule;

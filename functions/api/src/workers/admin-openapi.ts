@@ -8,6 +8,7 @@ import {
   MAX_TARGET_CHECKS,
   RoutingRules,
   refuseUnmatchableHosts,
+  withoutTrailingDots,
 } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
@@ -56,7 +57,9 @@ export const RoutingBody = z
       }
     });
     refuseUnmatchableHosts(body.routes, ctx, ['routes']);
-  });
+  })
+  // As the store writes them (and the PUT answers them): a name's trailing dot dropped.
+  .transform((body) => ({ ...body, routes: withoutTrailingDots(body.routes) }));
 export const ReclaimBody = z
   .object({
     ttlSeconds: z

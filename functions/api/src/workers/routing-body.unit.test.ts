@@ -46,3 +46,19 @@ describe('the routing PUT body: targetCheck.url', () => {
     expect(RoutingRule.safeParse(body('http:///user:pw@t.example/').routes[0]).success).toBe(true);
   });
 });
+
+// HostPattern reads a name's trailing dot since 2026-12-07; earlier builds read it only on names in hex
+// digits. A routing stored with `shop.example.` would be one those builds — gateways mid-rollout, a
+// rollback — cannot parse: the dot is taken and dropped, never stored (the store drops it too).
+describe('the routing PUT body: a host name with a trailing dot', () => {
+  const PRE_2026_12_07_HOST = /^(\*|(\*\.)?[a-z0-9_]([-a-z0-9_.]*[a-z0-9_])?|[0-9a-f:.]+)$/;
+  it('is taken without its dot, in a form every build reads; an IPv6 literal is left as it is', () => {
+    const hosts = ['shop.example.', '*.example.com.', 'Cafe.Be.', '10.0.0.1', '[2001:db8::1]', '*'];
+    const r = RoutingBody.parse({
+      routes: [{ name: 'shop', match: { hosts }, selector: {}, policy: 'least-active' }],
+    });
+    const stored = r.routes[0]!.match.hosts;
+    expect(stored).toEqual(['shop.example', '*.example.com', 'cafe.be', '10.0.0.1', '2001:db8::1', '*']);
+    for (const h of stored) expect(h).toMatch(PRE_2026_12_07_HOST);
+  });
+});

@@ -20,7 +20,13 @@ import { isDeepStrictEqual } from 'node:util';
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
-import { RoutingRule, RoutingRules, TargetCheck, wireRoute } from '../../messages/gateway-snapshot.js';
+import {
+  RoutingRule,
+  RoutingRules,
+  TargetCheck,
+  wireRoute,
+  withoutTrailingDots,
+} from '../../messages/gateway-snapshot.js';
 import {
   NO_ROUTING_REVISION,
   type RoutingConfig,
@@ -106,7 +112,7 @@ export class FirestoreRoutingStore implements RoutingStore {
 
   async put(config: RoutingConfig, precondition?: (revision: number) => boolean): Promise<RoutingWrite> {
     try {
-      const rules = RoutingRules.parse(config.routes);
+      const rules = withoutTrailingDots(RoutingRules.parse(config.routes));
       const targetChecks = Object.fromEntries(
         rules.flatMap((r) => (r.targetCheck ? [[r.name, r.targetCheck]] : [])),
       );
