@@ -26,3 +26,15 @@ export function refusedHealthCheckUrl(next: ProxySpec, current?: ProxySpec): boo
   if (url === undefined || url === current?.healthCheck.url) return false;
   return urlCarriesCredentials(url);
 }
+
+/**
+ * The `healthCheck.expectedStatus` `next` sets that no check can see: a 1xx is an interim answer (Node's
+ * HTTP client hands it to 'information', never as the response), so every BASIC check failed with the
+ * final status and the proxy never turned Healthy — as a route's targetCheck refuses one (TargetCheck).
+ * Read as before (stored ones still parse); one `current` already has is not refused.
+ */
+export function unreachableExpectedStatus(next: ProxySpec, current?: ProxySpec): number | null {
+  const status = next.healthCheck.expectedStatus;
+  if (status >= 200 || status === current?.healthCheck.expectedStatus) return null;
+  return status;
+}

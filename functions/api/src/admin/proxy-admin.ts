@@ -13,7 +13,10 @@ import {
   quotableHost,
   refusedEndpointHost,
 } from '../../../../shared/src/domain/endpoint-host.js';
-import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
+import {
+  refusedHealthCheckUrl,
+  unreachableExpectedStatus,
+} from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
@@ -127,6 +130,12 @@ export function proxyAdmin({
       // Not quoted back: the point is that the password goes nowhere, this answer (and a CI log) included.
       const message = `${path} must not carry credentials (user:password@): it is stored, listed to crawlers and sent through the proxy; the probe authenticates to the proxy with ${prefix}credentialsRef`;
       throw invalidRequest(message, [{ path, code: 'credentials_in_url', message }]);
+    }
+    const status = unreachableExpectedStatus(next, current);
+    if (status !== null) {
+      const path = `${prefix}healthCheck.expectedStatus`;
+      const message = `${path} ${status} is an interim (1xx) answer, never the response a check reads: expect a final status, 200-599`;
+      throw invalidRequest(message, [{ path, code: 'expected_status_unreachable', message }]);
     }
     const provider = unsupportedManagedProvider(next, current);
     if (provider !== null) {
