@@ -111,6 +111,12 @@ function baseUrlOf(baseUrl: unknown): string {
   return (baseUrl as string).replace(/\/+$/, '');
 }
 
+/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_RETRIES = 100;
+const isIntegerIn = (n: unknown, min: number, max: number) =>
+  typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max;
+
 export class LeaseClient {
   private readonly base: string;
   private readonly fetch: typeof fetch;
@@ -129,6 +135,18 @@ export class LeaseClient {
     }
     this.token = token;
     this.base = baseUrlOf(opts.baseUrl);
+    // Refused here, not at the first call: 0 aborted every request at once; past 2^31-1 ms Node fires the
+    // timer after 1 ms; NaN (Number() of an unset variable), a negative or Infinity threw from
+    // AbortSignal.timeout on every call — read as a lost answer and retried. A retries of NaN never
+    // stopped retrying.
+    if (opts.timeoutMs !== undefined && !isIntegerIn(opts.timeoutMs, 1, MAX_TIMER_MS)) {
+      throw new TypeError(
+        `LeaseClient: timeoutMs must be a whole number of milliseconds, 1 to ${MAX_TIMER_MS}`,
+      );
+    }
+    if (opts.retries !== undefined && !isIntegerIn(opts.retries, 0, MAX_RETRIES)) {
+      throw new TypeError(`LeaseClient: retries must be a whole number, 0 to ${MAX_RETRIES}`);
+    }
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
 

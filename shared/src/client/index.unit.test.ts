@@ -465,7 +465,30 @@ describe('LeaseClient', () => {
   });
 
   it('does not quote a base URL it refuses (it may carry a password)', () => {
-    expect(() => new LeaseClient({ baseUrl: 'ftp://u:SECRET@api' })).not.toThrow(/SECRET/);
+    const make = () => new LeaseClient({ baseUrl: 'ftp://u:SECRET@api' });
+    expect(make).toThrow(TypeError);
+    expect(make).not.toThrow(/SECRET/);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['a timeout of 0 (it aborted every call at once)', { timeoutMs: 0 }],
+    ['a timeout past what a timer keeps (it fired after 1 ms)', { timeoutMs: 30 * 86_400_000 }],
+    ['a timeout of NaN (Number() of an unset variable)', { timeoutMs: Number.NaN }],
+    ['a negative timeout', { timeoutMs: -1 }],
+    ['an infinite timeout', { timeoutMs: Number.POSITIVE_INFINITY }],
+    ['a fractional timeout', { timeoutMs: 1.5 }],
+    ['retries of NaN (it never stopped retrying)', { retries: Number.NaN }],
+    ['negative retries', { retries: -1 }],
+  ])('refuses %s at once', (_, opts) => {
+    expect(() => new LeaseClient({ baseUrl: 'http://api', ...opts })).toThrow(
+      /LeaseClient: (timeoutMs|retries) must be a whole number/,
+    );
+  });
+
+  it('takes a timeout up to what a timer keeps, and 0 retries', () => {
+    expect(
+      () => new LeaseClient({ baseUrl: 'http://api', timeoutMs: 2 ** 31 - 1, retries: 0 }),
+    ).not.toThrow();
   });
 
   it('encodes list filters', async () => {
