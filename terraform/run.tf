@@ -226,7 +226,8 @@ resource "google_cloud_run_v2_service" "gateway" {
 
       # The gateway opens $PORT only after waiting up to GATEWAY_START_WAIT_SECONDS (15) for its first
       # snapshot (functions/gateway/src/gateway.ts), which a first apply never has by then: Cloud Run's
-      # default probe (3 × 10 s) would leave a few seconds past that wait. Two minutes.
+      # default probe (3 × 10 s) would leave a few seconds past that wait. Two minutes: the gateway refuses
+      # a GATEWAY_START_WAIT_SECONDS over 90 at start (functions/gateway/src/config.ts).
       startup_probe {
         period_seconds    = 5
         timeout_seconds   = 2

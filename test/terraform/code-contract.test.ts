@@ -17,7 +17,7 @@ import {
   DEFAULT_CALLER_RATES,
   rateEnvName,
 } from '../../functions/api/src/middleware/caller-rate-limit.js';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { ConfigError, loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import {
   GC_LIST_BUDGET_MS,
   GC_RUN_DEADLINE_MS,
@@ -219,6 +219,13 @@ describe("the gateway's identity token is for an audience the API accepts", () =
     expect(budget).toBeGreaterThanOrEqual(wait + 60);
     // Cloud Run's limit for a startup probe.
     expect(budget).toBeLessThanOrEqual(240);
+    // Nor can an operator's longer wait outlast it: the longest the gateway takes leaves the process
+    // start and its registration 30 s (past the probe, with no snapshot coming, Cloud Run restarted it
+    // again and again, a new worker each time).
+    const users = { GATEWAY_CLIENT_USERS: 'u:p' };
+    const longest = loadGatewayConfig([], { ...users, GATEWAY_START_WAIT_SECONDS: '90' });
+    expect(budget).toBeGreaterThanOrEqual(longest.GATEWAY_START_WAIT_SECONDS + 30);
+    expect(() => loadGatewayConfig([], { ...users, GATEWAY_START_WAIT_SECONDS: '91' })).toThrow(ConfigError);
   });
 });
 

@@ -132,8 +132,13 @@ export const GatewayEnv = z.object({
     .regex(/^[a-z0-9][-a-z0-9]{0,62}$/)
     .optional(),
   GATEWAY_CONTROL_TIMEOUT_MS: timerMs(10_000, 100),
-  /** Controller mode: how long to wait for a first snapshot before listening anyway (503 no_snapshot). */
-  GATEWAY_START_WAIT_SECONDS: int(15, 0, 300),
+  /**
+   * Controller mode: how long to wait for a first snapshot before listening anyway (503 no_snapshot). At
+   * most 90 s: nothing listens meanwhile, /healthz included, and Cloud Run's startup probe gives up at
+   * 120 s (terraform/run.tf) — past it, with no snapshot coming (an outage, a pool with nothing for this
+   * worker), the instance was killed and started again, a new worker each time, instead of listening.
+   */
+  GATEWAY_START_WAIT_SECONDS: int(15, 0, 90),
   /** The `gateway.snapshot_age` log line Terraform's alert counts. */
   GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: timerSeconds(30, 1),
   /**
