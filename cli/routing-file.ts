@@ -6,7 +6,11 @@
 // the rest (selector keys, the number of target checks).
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { RoutingRules, refuseUnmatchableHosts } from '../shared/src/messages/gateway-snapshot.js';
+import {
+  RoutingRules,
+  refuseUnmatchableHosts,
+  withoutTrailingDots,
+} from '../shared/src/messages/gateway-snapshot.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 import { assertInputSize, documentValue, issueLines, readInput } from './input-file.js';
@@ -66,5 +70,7 @@ export function parseRoutingFile(text: string, source: string): RoutingFile {
     .safeParse(routes);
   if (!parsed.success)
     throw new InputError(`${source} holds routes the API would refuse`, issueLines(parsed.error, 'routes'));
-  return { routes: parsed.data, revision };
+  // As the API stores them (a name's trailing dot dropped): compared with the stored routing, a file with
+  // `shop.example.` read as a change on every apply.
+  return { routes: withoutTrailingDots(parsed.data), revision };
 }

@@ -69,6 +69,17 @@ describe('routing apply', () => {
     expect(r.calls).toEqual(['GET /v1/gateway/routing']);
   });
 
+  it('writes nothing for a file whose host carries a trailing dot: the API stores it without one', async () => {
+    const dotted = stored(4, [{ ...route('a'), match: { hosts: ['shop.example'] } }]);
+    const r = await run(
+      ['routing', 'apply', '-f', 'r.yaml'],
+      [[200, dotted]],
+      'routes:\n  - {name: a, match: {hosts: ["shop.example."]}, policy: least-active}\n',
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['routing unchanged (revision 4, 1 route)'] });
+    expect(r.calls).toEqual(['GET /v1/gateway/routing']);
+  });
+
   it('PUTs over stored routes this CLI cannot read (a newer API) instead of failing', async () => {
     const newer = stored(4, [{ ...route('b', 'round-robin'), fallback: 'direct' } as unknown as RoutingRule]);
     const put = [200, { routes: [route('b', 'round-robin')], revision: 5 }] as Answer;

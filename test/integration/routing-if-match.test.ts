@@ -147,6 +147,18 @@ describe('the routing revision and If-Match on PUT /routing', () => {
   });
 });
 
+describe('a route host with a trailing dot', () => {
+  it('is stored without it, whoever calls the store: earlier builds read no dotted name', async () => {
+    await new FirestoreRoutingStore(db).put({
+      routes: [{ ...route('dotted', 'shop.example.'), selector: {} } as never],
+      updatedAt: new Date('2026-12-07T00:00:00Z'),
+      updatedBy: 'test',
+    });
+    const doc = (await db.collection(Collections.gatewayConfig).doc(ROUTING_DOC).get()).data();
+    expect(doc?.routes).toEqual([expect.objectContaining({ match: { hosts: ['shop.example'] } })]);
+  });
+});
+
 // The client runs a transaction again when its commit landed but the call failed (DEADLINE_EXCEEDED, a last
 // UNAVAILABLE): read as another writer's, the PUT's own routing answered 412 (with If-Match) or "unchanged"
 // (without), and no snapshot pass was asked for — the gateways saw it only at the next tick.
