@@ -2,7 +2,7 @@
 // metadata-server token → Secret Manager (our emulator, demanding a bearer token like the real API) →
 // SHA-512 crypt password file. The secret value must never appear in the script's output.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { OAuth2Client } from 'google-auth-library';
@@ -33,11 +33,14 @@ describe.skipIf(why !== '')(`startup script credentials at boot${why ? ` (skippe
   let client: SecretManagerServiceClient;
   let metadata: FakeMetadata;
 
-  const run = (commands = 'install_credentials "$PASSWD"') =>
+  // A failed read is asked again (a grant takes minutes to reach Secret Manager): here twice, at once.
+  const run = (commands = 'install_credentials "$PASSWD"', retry = { attempts: 2, seconds: 0 }) =>
     runScriptFunctions(scriptFile, commands, {
       PASSWD: passwd,
       PROXYPLANE_METADATA_URL: metadata.url,
       PROXYPLANE_SECRET_MANAGER_URL: `${emulator.url}/v1`,
+      PROXYPLANE_SECRET_ATTEMPTS: String(retry.attempts),
+      PROXYPLANE_SECRET_RETRY_SECONDS: String(retry.seconds),
     });
   const secret = (id: string) => `projects/${project}/secrets/${id}`;
 
@@ -68,6 +71,8 @@ describe.skipIf(why !== '')(`startup script credentials at boot${why ? ` (skippe
     await add('disabled', 'dora:disabled-Pa55');
     await client.disableSecretVersion({ name: `${secret('disabled')}/versions/1` });
     await add('malformed', 'no-colon-here-Pa55');
+    // squid's helper would read %41 as A and refuse it: the script refuses it first, as every reader does.
+    await add('percent', 'alice:p%41ss-Pa55');
     writeFileSync(scriptFile, renderDefaultCloudInit({ port: 3128, credentialsSecret: secret('fallback') }));
   });
   afterAll(async () => {
@@ -128,6 +133,7 @@ describe.skipIf(why !== '')(`startup script credentials at boot${why ? ` (skippe
       'no-colon-here-Pa55',
     ],
     ['a name that is not a secret', () => 'projects/x/topics/y', /is not a Secret Manager secret/, undefined],
+    ['a password with %', () => secret('percent'), /without spaces or %/, 'p%41ss-Pa55'],
   ])('fails loudly on %s, reports it, and prints no value', async (_, name, message, value) => {
     metadata.credentialsSecret = name();
     metadata.guestAttributes.clear();
@@ -150,5 +156,22 @@ describe.skipIf(why !== '')(`startup script credentials at boot${why ? ` (skippe
     const r = await run();
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/HTTP 403 PERMISSION_DENIED: Permission 'secretmanager.versions.access' denied/);
+    // Asked again before it gave up.
+    expect(r.stderr).toMatch(/PERMISSION_DENIED.*\(attempt 1 of 2; again in 0 s\)/);
+  });
+
+  it('a grant that arrives while it waits is used: the VM serves, no reset needed', async () => {
+    metadata.credentialsSecret = secret('proxy-creds');
+    const denials = `${emulator.url}/emulator/v1/projects/${project}/secrets/proxy-creds/denials`;
+    await fetch(denials, { method: 'PUT', body: '{}' });
+    rmSync(passwd, { force: true });
+    const running = run(undefined, { attempts: 5, seconds: 4 });
+    // The first read (denied) comes within moments; the grant before the second, 4 s on.
+    await new Promise((r) => setTimeout(r, 1_500));
+    await fetch(denials, { method: 'DELETE' });
+    const r = await running;
+    expect(r.stderr).toMatch(/HTTP 403 PERMISSION_DENIED.*\(attempt 1 of 5; again in 4 s\)/);
+    expect(r.code).toBe(0);
+    expect(verifies(readFileSync(passwd, 'utf8'), 'alice', password)).toBe(true);
   });
 });

@@ -26,10 +26,20 @@ interface ProxyAnswer {
 }
 
 /** An absolute-URI request through the proxy, as a crawler sends it. */
-function viaProxy(proxyPort: number, url: string, auth?: string): Promise<ProxyAnswer> {
+function viaProxy(
+  proxyPort: number,
+  url: string,
+  auth?: string,
+  headers: Record<string, string> = {},
+): Promise<ProxyAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: proxyPort, path: url, headers: auth ? { 'proxy-authorization': auth } : {} },
+      {
+        host: '127.0.0.1',
+        port: proxyPort,
+        path: url,
+        headers: { ...headers, ...(auth ? { 'proxy-authorization': auth } : {}) },
+      },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => {
@@ -158,6 +168,16 @@ describe.skipIf(why !== '')(`squid on the rendered configuration${why ? ` (skipp
     expect(seen[0]).not.toHaveProperty('x-forwarded-for');
     expect(seen[0]).not.toHaveProperty('forwarded');
     expect(seen[0]).not.toHaveProperty('proxy-authorization');
+    // squid's own `Cache-Control: max-age=259200` (its 3-day limit) marks a squid in the path.
+    expect(seen[0]).not.toHaveProperty('cache-control');
+  });
+
+  it('passes on a Cache-Control the client sent, as it was', async () => {
+    seen.length = 0;
+    const url = `http://127.0.0.1:${targetPort}/fresh`;
+    const answer = await viaProxy(openPort, url, basic(USER, PASSWORD), { 'cache-control': 'no-cache' });
+    expect(answer.status).toBe(200);
+    expect(seen[0]?.['cache-control']).toBe('no-cache');
   });
 
   it('tunnels CONNECT to allowed ports only', async () => {

@@ -129,6 +129,10 @@ export function renderSquidConf(input: SquidConfOptions): string {
     'via off',
     'forwarded_for delete',
     'httpd_suppress_version_string on',
+    // squid adds `Cache-Control: max-age=259200` (its own 3-day limit) to a request that has none, the mark
+    // of a squid in the path: only a Cache-Control the client sent goes on.
+    'acl client_cache_control req_header Cache-Control .',
+    'request_header_access Cache-Control deny !client_cache_control',
     'reply_header_access X-Cache deny all',
     'reply_header_access X-Cache-Lookup deny all',
     '',

@@ -5,7 +5,11 @@
 // with SHA-512 crypt, where tinyproxy keeps BasicAuth in clear in its config), destination ACLs to keep
 // the metadata server and private ranges out of reach, and per-header control. See docs/cloud-init.md.
 import { z } from 'zod';
-import { CREDENTIALS_SECRET_METADATA_KEY, USERNAME_PATTERN } from './credentials.js';
+import {
+  CREDENTIALS_SECRET_METADATA_KEY,
+  MANAGED_PASSWORD_PATTERN,
+  USERNAME_PATTERN,
+} from './credentials.js';
 import { DefaultCloudInitPort } from './proxy-port.js';
 import { shellQuote } from './shell.js';
 import { Cidr, ConnectPorts, connectPortsOfSquidConf, renderSquidConf } from './squid-conf.js';
@@ -80,11 +84,14 @@ readonly SHA512_CRYPT='$6$'
 # Overridable only to exercise the script against local fakes; never set on a VM.
 readonly METADATA_URL="\${PROXYPLANE_METADATA_URL:-http://metadata.google.internal/computeMetadata/v1}"
 readonly SECRET_MANAGER_URL="\${PROXYPLANE_SECRET_MANAGER_URL:-https://secretmanager.googleapis.com/v1}"
+readonly SECRET_ATTEMPTS="\${PROXYPLANE_SECRET_ATTEMPTS:-20}"
+readonly SECRET_RETRY_SECONDS="\${PROXYPLANE_SECRET_RETRY_SECONDS:-15}"
 
 SECRET_NAME=''
 CREDENTIALS=''
 PROXY_USER=''
 PROXY_PASSWORD=''
+READ_FAILURE=''
 PASSWD_CHANGED=0
 CONF_CHANGED=0
 POLICY_RC_CREATED=0
@@ -135,10 +142,11 @@ metadata_get() {
 
 apt_get() {
   local attempt
-  for attempt in 1 2 3 4 5; do
+  # About four minutes in all: the mirrors may be out of reach for a while just after boot.
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
     if apt-get -q -y -o DPkg::Lock::Timeout=300 -o Acquire::Retries=3 "$@"; then return 0; fi
-    log "apt-get $1 failed (attempt \${attempt} of 5)"
-    sleep $((attempt * 5))
+    log "apt-get $1 failed (attempt \${attempt} of 10)"
+    sleep $((attempt < 6 ? attempt * 5 : 30))
   done
   die "apt-get $* kept failing"
 }
@@ -180,32 +188,55 @@ resolve_secret_name() {
 }
 
 # secretmanager.versions.access with the VM's token (needs roles/secretmanager.secretAccessor on the secret).
+# Asked again for about five minutes before it gives up (SECRET_ATTEMPTS × SECRET_RETRY_SECONDS): a grant
+# made moments before the proxy was created takes minutes to reach Secret Manager (403 meanwhile), and
+# given up at once the VM never served — nothing runs the script again short of a reset.
 fetch_credentials() {
+  local attempt
+  for ((attempt = 1; ; attempt++)); do
+    if read_secret; then return 0; fi
+    if ((attempt >= SECRET_ATTEMPTS)); then die "\${READ_FAILURE}"; fi
+    log "\${READ_FAILURE} (attempt \${attempt} of \${SECRET_ATTEMPTS}; again in \${SECRET_RETRY_SECONDS} s)"
+    sleep "\${SECRET_RETRY_SECONDS}"
+  done
+}
+
+# One read: CREDENTIALS on success; else READ_FAILURE says why, and the status is 1.
+read_secret() {
   local token_json token out code body
-  token_json=$(metadata_get instance/service-accounts/default/token) ||
-    die "no access token from the metadata server: does the VM have a service account with the cloud-platform scope?"
-  token=$(printf '%s' "\${token_json}" | jq -er .access_token) || die "the metadata token response has no access_token"
+  token_json=$(metadata_get instance/service-accounts/default/token) || {
+    READ_FAILURE="no access token from the metadata server: does the VM have a service account with the cloud-platform scope?"
+    return 1
+  }
+  token=$(printf '%s' "\${token_json}" | jq -er .access_token) || {
+    READ_FAILURE="the metadata token response has no access_token"
+    return 1
+  }
   # The token reaches curl on stdin (-K -), never on a command line another process could read.
   out=$(printf 'header = "Authorization: Bearer %s"\\n' "\${token}" |
     curl -sS --retry 5 --retry-connrefused --retry-delay 2 --max-time 20 -K - \\
-      -w '\\n%{http_code}' "\${SECRET_MANAGER_URL}/\${SECRET_NAME}:access") || die "Secret Manager could not be reached"
+      -w '\\n%{http_code}' "\${SECRET_MANAGER_URL}/\${SECRET_NAME}:access") || {
+    READ_FAILURE="Secret Manager could not be reached"
+    return 1
+  }
   code=\${out##*$'\\n'}
   body=\${out%$'\\n'*}
   if [[ \${code} != 200 ]]; then
-    die "reading \${SECRET_NAME} failed: HTTP \${code} $(printf '%s' "\${body}" | jq -r '(.error.status // "") + ": " + (.error.message // "")' 2>/dev/null || true)"
+    READ_FAILURE="reading \${SECRET_NAME} failed: HTTP \${code} $(printf '%s' "\${body}" | jq -r '(.error.status // "") + ": " + (.error.message // "")' 2>/dev/null || true)"
+    return 1
   fi
   CREDENTIALS=$(printf '%s' "\${body}" | jq -er .payload.data | base64 -d) || die "the secret payload is not base64"
 }
 
 # username:password (shared/src/domain/cloud-init/credentials.ts holds the same rules).
 parse_credentials() {
-  ${MANAGED_USERNAME_CHECK} pass_re='^[!-~]{1,256}$'
+  ${MANAGED_USERNAME_CHECK} pass_re='${MANAGED_PASSWORD_PATTERN.source}'
   [[ \${CREDENTIALS} == *:* ]] || die "the credentials secret must hold username:password"
   PROXY_USER=\${CREDENTIALS%%:*}
   PROXY_PASSWORD=\${CREDENTIALS#*:}
   CREDENTIALS=''
   [[ \${PROXY_USER} =~ \${user_re} ]] || die "the username must be 1-64 of [A-Za-z0-9._~-]"
-  [[ \${PROXY_PASSWORD} =~ \${pass_re} ]] || die "the password must be 1-256 printable ASCII characters without spaces"
+  [[ \${PROXY_PASSWORD} =~ \${pass_re} ]] || die "the password must be 1-256 printable ASCII characters without spaces or %"
 }
 
 # FILE gets user:SHA-512-crypt, readable by squid's helpers (group proxy); left alone when it already
