@@ -99,7 +99,13 @@ const ROLE_VARS: Record<Role, string[]> = {
 /** resolveToken's source for a token `gcloud auth print-identity-token` printed (http.ts refreshes those). */
 export const GCLOUD_SOURCE = 'gcloud auth print-identity-token';
 
-export function resolveToken(role: Role, apiUrl: string, src: TokenSources): ResolvedToken {
+/**
+ * `urlNamed`: the API URL came from --api or $PROXYPLANE_API_URL, not the local plane's default. Only a
+ * URL the user named gets gcloud's token over plain http to this machine: the default port is anyone's on
+ * a shared machine — with no plane running, a listener another user put on 18300 was sent the admin's
+ * Google identity (and a second one when it answered 401).
+ */
+export function resolveToken(role: Role, apiUrl: string, src: TokenSources, urlNamed = true): ResolvedToken {
   for (const name of ROLE_VARS[role]) {
     const v = src.env[name]?.trim();
     if (v) return { token: v, source: name };
@@ -115,6 +121,7 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
   // lands (api.md § Authentication). Sent unasked over plain http to another machine — a typo'd host, a
   // colleague's dev plane — it crossed the network in the clear, and a 401 there fetched a second one.
   if (!gcloudTokenMayGo(apiUrl)) return { token: null, source: GCLOUD_WITHHELD };
+  if (!urlNamed && !apiUrl.startsWith('https:')) return { token: null, source: GCLOUD_UNNAMED };
   const gcloud = src.gcloudToken();
   if (gcloud) return { token: gcloud, source: GCLOUD_SOURCE };
   return { token: null, source: 'none' };
@@ -122,6 +129,14 @@ export function resolveToken(role: Role, apiUrl: string, src: TokenSources): Res
 
 /** resolveToken's source when the API URL is plain http to another machine: no token sent, gcloud not run. */
 export const GCLOUD_WITHHELD = 'none: the gcloud identity token goes only over https or to this machine';
+
+/** resolveToken's source when the API URL is the local plane's default and no plane's token matched. */
+export const GCLOUD_UNNAMED =
+  'none: the gcloud identity token goes to this machine only at a URL named with --api or PROXYPLANE_API_URL';
+
+/** Whether the API URL was named (--api, $PROXYPLANE_API_URL), not the local plane's default. */
+export const apiUrlNamed = (flag: string | undefined, env: CliEnv): boolean =>
+  flag !== undefined || apiUrlFromEnv(env) !== undefined;
 
 /** Whether gcloud's token may go to `apiUrl`: over https, or to a loopback host (`gcloud run services proxy`). */
 function gcloudTokenMayGo(apiUrl: string): boolean {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   defaultApiUrl,
   GCLOUD_SOURCE,
+  GCLOUD_UNNAMED,
   GCLOUD_WITHHELD,
   resolveApiUrl,
   resolveToken,
@@ -86,6 +87,40 @@ describe('resolveToken', () => {
       token: 't',
       source: 'PROXYPLANE_TOKEN',
     });
+  });
+
+  // The local plane's default port is anyone's on a shared machine: with no plane of the user's running
+  // there, a listener another user put on it was sent the admin's Google identity.
+  it("sends gcloud's token over plain http to this machine only at a URL the user named", () => {
+    const unnamed = sources({}, null, 'g');
+    expect(resolveToken('admin', API, unnamed.src, false)).toEqual({ token: null, source: GCLOUD_UNNAMED });
+    expect(unnamed.calls.gcloud, 'gcloud not even run').toBe(0);
+    expect(resolveToken('admin', API, sources({}, null, 'g').src, true)).toEqual({
+      token: 'g',
+      source: GCLOUD_SOURCE,
+    });
+    // The plane's own token still goes there (its state.json names that URL), and a token the user set.
+    const plane = { PROXYPLANE_API_URL: API, PROXYPLANE_ADMIN_TOKEN: 'la' };
+    expect(resolveToken('admin', API, sources({}, plane, 'g').src, false).token).toBe('la');
+    expect(resolveToken('admin', API, sources({ PROXYPLANE_TOKEN: 't' }, null, 'g').src, false).token).toBe(
+      't',
+    );
+  });
+
+  it('run: with neither --api nor PROXYPLANE_API_URL, no gcloud token goes to the default port', async () => {
+    const sent: Array<string | null> = [];
+    const fetch = (async (_url: string, init: RequestInit) => {
+      sent.push((init.headers as Record<string, string>).authorization ?? null);
+      return new Response(JSON.stringify({ proxies: [], count: 0 }), { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    const withGcloud = (env: Record<string, string>) => ({
+      ...cliDeps(recordingIo(), fetch, env),
+      tokens: { env, localState: () => null, gcloudToken: () => 'g-token' },
+    });
+    expect(await runCli(['proxies', 'list'], withGcloud({}))).toBe(0);
+    expect(await runCli(['proxies', 'list', '--api', API], withGcloud({}))).toBe(0);
+    expect(await runCli(['proxies', 'list'], withGcloud({ PROXYPLANE_API_URL: API }))).toBe(0);
+    expect(sent).toEqual([null, 'Bearer g-token', 'Bearer g-token']);
   });
 
   it('falls back to no token (a local API with auth off needs none)', () => {

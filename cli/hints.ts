@@ -1,6 +1,6 @@
 // One line per stable error code that tells a person what to do next (docs/api.md "Errors",
 // docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
-import { GCLOUD_WITHHELD } from './config.js';
+import { GCLOUD_UNNAMED, GCLOUD_WITHHELD } from './config.js';
 import {
   ApiCallError,
   BadResponseError,
@@ -30,6 +30,8 @@ const auth =
  */
 function refused(source: string): string {
   if (source === 'none') return `no valid credential: ${auth}`;
+  if (source === GCLOUD_UNNAMED)
+    return "no credential sent: no local plane of yours runs here, and the gcloud identity token goes to this machine only at a URL you name (a port on a shared machine may be anyone's): start the plane (npm start), pass --api or PROXYPLANE_API_URL, or set PROXYPLANE_TOKEN";
   if (source === GCLOUD_WITHHELD)
     return 'no credential sent: the gcloud identity token goes only to an https:// API URL or one on this machine (plain http would carry it in the clear): use the https URL, or set PROXYPLANE_TOKEN';
   if (/^[A-Z_]+$/.test(source))

@@ -35,6 +35,8 @@ export interface ApiClientOptions {
   fetch?: typeof fetch;
   /** Each request's timeout (default CLI_REQUEST_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Whether the user named the URL (config.ts resolveToken): default true. */
+  urlNamed?: boolean;
 }
 
 export interface CallOptions {
@@ -77,7 +79,7 @@ export class ApiClient {
   tokenFor(role: Role): ResolvedToken {
     let t = this.resolved.get(role);
     if (!t) {
-      t = resolveToken(role, this.opts.baseUrl, this.opts.tokens);
+      t = resolveToken(role, this.opts.baseUrl, this.opts.tokens, this.opts.urlNamed ?? true);
       if (t.token !== null && !BEARER_TOKEN.test(t.token)) {
         const from = /^[A-Z_]+$/.test(t.source) ? `$${t.source}` : t.source;
         throw new InputError(

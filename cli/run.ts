@@ -30,7 +30,7 @@ import {
 } from './commands/leases.js';
 import { createProxies, deleteProxy, getProxy, listProxies, proxyOptions } from './commands/proxies.js';
 import { applyRouting, getRouting, routingApplyOptions } from './commands/routing.js';
-import { type CliEnv, resolveApiUrl, type TokenSources } from './config.js';
+import { apiUrlNamed, type CliEnv, resolveApiUrl, type TokenSources } from './config.js';
 import type { Command, Io } from './context.js';
 import { UsageError } from './errors.js';
 import { describeFailure } from './hints.js';
@@ -149,7 +149,8 @@ export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
     } catch (err) {
       throw new UsageError(`--api / PROXYPLANE_API_URL: ${(err as Error).message}`, { cause: err });
     }
-    const api = new ApiClient({ baseUrl, tokens: deps.tokens, fetch: deps.fetch });
+    const urlNamed = apiUrlNamed(args.values.api as string | undefined, deps.env);
+    const api = new ApiClient({ baseUrl, tokens: deps.tokens, fetch: deps.fetch, urlNamed });
     await cmd.run({ api, io, env: deps.env, args });
     return 0;
   } catch (err) {
