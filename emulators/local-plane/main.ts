@@ -10,6 +10,7 @@ import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './opt
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError, WildcardPortError } from './ports.js';
 import { elapsed, fleetPageUrl, formatReport } from './report.js';
+import { StateDirRefused } from './state-dir.js';
 import { removeOwnPlaneState, StateDirInUseError, stateFileIn, writePlaneState } from './state-file.js';
 import { Teardown } from './teardown.js';
 
@@ -123,6 +124,8 @@ try {
         'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
           `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
       );
+    } else if (err instanceof StateDirRefused) {
+      console.error(`\n${err.message}`);
     } else if (err instanceof MissingToolError) {
       // Nothing was started and no log says more: what to install (or fix) is the whole story.
       console.error(`\nthe local plane cannot start: ${err.message}`);

@@ -3,6 +3,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { portOffsetOf, repoRoot } from '../../shared/src/config/local-ports.js';
 
+/** The plane's own state dir in the checkout (any other one must be new, empty or a plane's: state-dir.ts). */
+export const DEFAULT_STATE_DIR_NAME = '.local-plane';
+export const DEFAULT_STATE_DIR = join(repoRoot, DEFAULT_STATE_DIR_NAME);
+
 export interface PlaneOptions {
   projectId: string;
   /** Added to every firebase.json port, so a second plane (a test) runs beside a developer's. */
@@ -72,7 +76,7 @@ export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = 
   }
   const portOffset = portOffsetFrom(env);
   // Empty is unset: '' resolved to the checkout itself, where a start deletes logs/ and writes tokens.
-  const stateDir = env.PROXYPLANE_STATE_DIR || '.local-plane';
+  const stateDir = env.PROXYPLANE_STATE_DIR || DEFAULT_STATE_DIR_NAME;
   const stateAt = isAbsolute(stateDir) ? stateDir : join(repoRoot, stateDir);
   // The checkout itself (`.`, its path): a start deletes <stateDir>/logs and writes tokens into it.
   if (resolve(stateAt) === resolve(repoRoot)) {

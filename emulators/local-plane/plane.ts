@@ -21,10 +21,12 @@ import { planeLayout } from './layout.js';
 import { apiCredentialEnv, loadLocalTokens, planeWorkerTokens } from './local-tokens.js';
 import { appendLines } from './log-file.js';
 import type { PlaneOptions } from './options.js';
+import { DEFAULT_STATE_DIR } from './options.js';
 import { startOurEmulators } from './our-emulators.js';
 import { assertNotHeldOnWildcard, assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
 import { startApi, startGatewayService, startScheduler } from './services.js';
+import { claimStateDir } from './state-dir.js';
 import { assertStateDirFree, stateFileIn, writePlaneState } from './state-file.js';
 import { Layer, type Teardown } from './teardown.js';
 import { startTtlSweeper } from './ttl-sweeper.js';
@@ -56,6 +58,7 @@ export async function startPlane(
   // One plane per state dir (logs, certificate, gateway files, state.json): asked first, so that a second
   // `npm start` beside a running one is told at once that a plane runs there and what to set for a second
   // (both a state dir and an offset), not a line per taken port and only half the advice.
+  claimStateDir(opts.stateDir, DEFAULT_STATE_DIR);
   const stateFile = stateFileIn(opts.stateDir);
   assertStateDirFree(stateFile);
   progress('checking ports');
