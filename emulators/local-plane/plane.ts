@@ -238,6 +238,9 @@ export async function startPlane(
       // The demo site is on loopback, which the SSRF guard refuses unless allowed by name.
       GATEWAY_SSRF_ALLOW: `${hostPort(ports.demoTarget)},${ports.demoTarget.host}:${ports.demoTarget.tlsPort}`,
       GATEWAY_START_WAIT_SECONDS: '3',
+      // Its proxy listener on the plane's loopback address (startGatewayService sets HOST), whatever the
+      // shell exported for a gateway of its own: inherited, `0.0.0.0` put it on every interface.
+      GATEWAY_PROXY_HOST: ports.gateway.host,
     },
     logDir,
     // Before the API: its shutdown reports (draining, then final) go to the API.
