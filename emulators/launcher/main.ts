@@ -57,8 +57,10 @@ try {
     { ...ports.pubsub, key: 'emulators.pubsub.port' },
   ]);
   // The JVMs' own output (why one died, a port it could not bind) goes to files, one directory per port
-  // offset, emptied at each start (the ports just checked free mean no other launcher of this offset runs).
-  const logDir = join(tmpdir(), `proxyplane-emulators-${offset}`);
+  // offset and user, emptied at each start (the ports just checked free mean no other launcher of this
+  // offset runs). The user's id in the name: in /tmp (sticky) one user's dir, left after a stop, refused
+  // another's start with EACCES.
+  const logDir = join(tmpdir(), `proxyplane-emulators-${process.getuid?.() ?? 'user'}-${offset}`);
   rmSync(logDir, { recursive: true, force: true });
   console.error(`emulator logs: ${logDir}`);
   const start = startGoogleEmulators({

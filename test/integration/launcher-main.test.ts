@@ -3,7 +3,7 @@
 // a port something else holds must be refused up front instead of "ready" against the other server.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -147,12 +147,14 @@ describe('npm run emulators', () => {
       // Still starting: nothing printed yet, so the signal lands in the window this test is about.
       expect(run.output.text).not.toContain('export ');
       // The JVMs write into files the launcher names (their output is why one died), not into nothing.
-      const logDir = join(tmpdir(), `proxyplane-emulators-${offset}`);
+      // Named for the user too: another user's dir of this offset, left in the sticky /tmp, is not in the way.
+      const logDir = join(tmpdir(), `proxyplane-emulators-${process.getuid?.()}-${offset}`);
       expect(run.output.text).toContain(`emulator logs: ${logDir}`);
       expect(readdirSync(logDir).sort()).toEqual(['firestore.log', 'pubsub.log']);
       run.child.kill(signal);
       const code = await exitCode(run, 40_000);
       expect(code).toBe(0);
+      rmSync(logDir, { recursive: true, force: true });
       const left = await pollUntil(
         () => liveIn(groups),
         (ps) => ps.length === 0,
