@@ -1,12 +1,12 @@
 // Test helpers around a real gateway process in standalone mode: start it on ephemeral ports (read back
 // from its "gateway listening" log line), read /healthz, send raw bytes, open CONNECT tunnels.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
+import { tempDir } from '../../test/support/temp-dirs.js';
 import { repoRoot } from './harness.js';
 
 export interface GatewayProcess {
@@ -40,7 +40,7 @@ export async function startGateway(
   snapshot: unknown,
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  const dir = tempDir('gw-test-');
   const snapshotPath = join(dir, 'snapshot.json');
   writeFileSync(snapshotPath, JSON.stringify(snapshot));
   return spawnGateway(['--snapshot', snapshotPath], env, snapshotPath);

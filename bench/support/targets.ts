@@ -1,12 +1,12 @@
 // Local target pages for tests: an HTTP and an HTTPS server (a self-signed certificate made at test
 // time with openssl) that echo what they received, plus a streaming endpoint for long tunnels.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfSignedCert } from '../../emulators/forward-proxy/testing.js';
+import { tempDir } from '../../test/support/temp-dirs.js';
 
 export interface Targets {
   readonly httpPort: number;
@@ -50,7 +50,7 @@ export async function startTargets(): Promise<Targets> {
   // The one self-signed certificate maker (emulators/forward-proxy/testing.ts); the PEM is also written to
   // a file for clients that take a CA path.
   const { key, cert } = await selfSignedCert();
-  const certPath = join(mkdtempSync(join(tmpdir(), 'gw-targets-')), 'cert.pem');
+  const certPath = join(tempDir('gw-targets-'), 'cert.pem');
   writeFileSync(certPath, cert);
   const sockets = new Set<Socket>();
   const track = (s: Socket) => {

@@ -3,10 +3,9 @@
 // bounded 502 target_unresolvable, and look-ups stuck on a silent zone do not hold up the others. With
 // that nameserver (NXDOMAIN for names it does not know), the odd spellings of a loopback target too, on
 // both listeners: each is judged by the address it means (docs/gateway.md § SSRF policy).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
@@ -17,6 +16,7 @@ import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import { type DnsServer, startDnsServer } from '../support/dns-server.js';
 import { pollUntil } from '../support/poll.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let targets: Targets;
 let upstream: ForwardProxy;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   redirectorPort = (redirector.address() as AddressInfo).port;
   upstream = createForwardProxy({ credentials: 'up:up-pass' });
   const { port } = await upstream.listen();
-  const file = join(mkdtempSync(join(tmpdir(), 'gw-dns-')), 'snapshot.json');
+  const file = join(tempDir('gw-dns-'), 'snapshot.json');
   writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })));
   dns = await startDnsServer({
     // site.test and site2.test are the allow-listed loopback site; private.test is a private address.

@@ -5,8 +5,7 @@
 // /v1/fetch alike. Before, /v1/fetch never redialled once the worker stopped taking traffic (502
 // upstream_dial_failed) while the proxy listener did. A gateway in process, a slow resolver holding the
 // requests in their look-up, a port nobody listens on and a scripted upstream that answers.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, postFetch, rawExchange } from '../../bench/support/gateway-process.js';
@@ -17,6 +16,7 @@ import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import { DEAD_PORT } from '../support/dead-port.js';
 import { pollUntil } from '../support/poll.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 /** One route per listener, its dead proxy first (round-robin's first pick), then the live one. */
 const PROXY_HOST = 'px.slow.test';
@@ -30,7 +30,7 @@ describe('a drain redials what it admitted', () => {
     const livePort = await live.listen();
     const deadPort = DEAD_PORT;
     const at = (p: number) => `http://up:up-pass@127.0.0.1:${p}`;
-    file = join(mkdtempSync(join(tmpdir(), 'gw-drain-redial-')), 'snapshot.json');
+    file = join(tempDir('gw-drain-redial-'), 'snapshot.json');
     writeFileSync(
       file,
       JSON.stringify(

@@ -6,9 +6,8 @@
 // without the redial, and /v1/fetch blamed the target (502 target_failed, a RESPONSE_HEADERS outcome).
 // Also: a completed answer gives its upstream slot back while the client still holds its socket open.
 // A gateway in process (its worker read directly), scripted upstreams on raw sockets.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, postFetch, rawExchange } from '../../bench/support/gateway-process.js';
@@ -19,6 +18,7 @@ import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import type { Outcome } from '../../functions/gateway/src/outcomes.js';
 import { pollUntil } from '../support/poll.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 /** The proxy listener's and /v1/fetch's: each dies under its own route. */
 const LISTENERS = {
@@ -50,7 +50,7 @@ describe('a kept-alive upstream connection dropped by a proxy that has just died
       live: await live.listen(),
     };
     const at = (p: number) => `http://up:up-pass@127.0.0.1:${p}`;
-    const file = join(mkdtempSync(join(tmpdir(), 'gw-keepalive-redial-')), 'snapshot.json');
+    const file = join(tempDir('gw-keepalive-redial-'), 'snapshot.json');
     writeFileSync(
       file,
       JSON.stringify(

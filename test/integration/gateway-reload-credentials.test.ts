@@ -1,16 +1,16 @@
 // Standalone mode's SIGHUP reload (docs/gateway.md § Standalone): a snapshot file whose upstream
 // credentials changed must be served with the new ones at once — the credential cache in front of the
 // file's values (GATEWAY_CREDENTIALS_TTL_SECONDS, pinned versions forever) must not keep the old password.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-const file = join(mkdtempSync(join(tmpdir(), 'gw-reload-')), 'snapshot.json');
+const file = join(tempDir('gw-reload-'), 'snapshot.json');
 const write = (password: string, version: number) =>
   writeFileSync(
     file,

@@ -1,8 +1,7 @@
 // A route deleted from the routing takes its request counts with it: the gateway forgot nothing, so every
 // route ever served kept its gateway_requests_total series (and its map entries) for the life of the
 // process. A standalone gateway whose snapshot file loses a route on reload (docs/gateway.md § Metrics).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
@@ -10,8 +9,9 @@ import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import type { GatewayRoute } from '../../shared/src/messages/gateway-snapshot.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-const file = join(mkdtempSync(join(tmpdir(), 'gw-route-counts-')), 'snapshot.json');
+const file = join(tempDir('gw-route-counts-'), 'snapshot.json');
 const KEEP: GatewayRoute = {
   name: 'keep',
   match: { hosts: ['127.0.0.2'] },

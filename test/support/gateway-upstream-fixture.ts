@@ -1,13 +1,13 @@
 // For a test file that starts the gateway in process: the bench's targets, one upstream forward proxy
 // (credentials up:up-pass) and a snapshot file naming it, set up before the file's tests and closed after.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { type GatewayConfig, loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { tempDir } from './temp-dirs.js';
 
 export interface UpstreamFixture {
   readonly targets: Targets;
@@ -38,7 +38,7 @@ export function upstreamFixture(): UpstreamFixture {
     f.targets = await startTargets();
     f.upstream = createForwardProxy({ credentials: 'up:up-pass' });
     const { port } = await f.upstream.listen();
-    f.file = join(mkdtempSync(join(tmpdir(), 'gw-upstream-')), 'snapshot.json');
+    f.file = join(tempDir('gw-upstream-'), 'snapshot.json');
     writeFileSync(
       f.file,
       JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })),

@@ -3,14 +3,14 @@
 // filtersDestinations (absolute form over pooled connections), and `pinned`, the same upstream unmarked
 // (a CONNECT tunnel to itself, then the request) — and the SSRF guard allowing exactly those two hosts.
 // What the truncated-answer, drain-cut, fetch-tail and fetch-chunked tests share.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import type { Reporter } from '../../functions/gateway/src/session.js';
+import { tempDir } from './temp-dirs.js';
 
 /** The two routes' target hosts: distinct loopback addresses per test file. */
 export interface TwoPathHosts {
@@ -35,7 +35,7 @@ export function twoPathSnapshotContent(port: number, hosts: TwoPathHosts) {
 
 /** Writes the snapshot file of the two routes over the scripted upstream listening on `port`. */
 export function twoPathSnapshot(port: number, hosts: TwoPathHosts): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'gw-two-path-')), 'snapshot.json');
+  const file = join(tempDir('gw-two-path-'), 'snapshot.json');
   writeFileSync(file, JSON.stringify(twoPathSnapshotContent(port, hosts)));
   return file;
 }
