@@ -6,6 +6,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { listenOn } from '../../shared/src/adapters/listen.js';
+import { foreignCaller } from '../launcher/local-caller.js';
 import { ComputeAdmin } from './admin.js';
 import { handleAdminRequest } from './admin-router.js';
 import { handleApiRequest } from './api-handler.js';
@@ -53,6 +54,16 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
   const host = opts.host ?? '127.0.0.1';
 
   const server: Server = createServer((req, res) => {
+    const foreign = foreignCaller(req.headers);
+    if (foreign) {
+      res.writeHead(403, { 'content-type': 'application/json', connection: 'close' });
+      res.end(
+        JSON.stringify({
+          error: { code: 403, status: 'PERMISSION_DENIED', message: `Emulator: ${foreign}.` },
+        }),
+      );
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://emulator');

@@ -7,6 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { listenOn } from '../../shared/src/adapters/listen.js';
 import { jsonLineLog } from '../compute/log.js';
+import { foreignCaller } from '../launcher/local-caller.js';
 import { SchedulerError } from './errors.js';
 import type { LocalScheduler } from './local-scheduler.js';
 import { type GoogleErrorKind, googleError, type ResourceContext, toRestJob } from './rest-shapes.js';
@@ -31,6 +32,17 @@ export function createSchedulerApp(scheduler: LocalScheduler, opts: SchedulerApp
       return undefined;
     return { ...opts, intEnums: (c.req.query('$alt') ?? '').includes('enum-encoding=int') };
   };
+
+  // Anything on this machine may call it; a web page open in the developer's browser may not (local-caller.ts).
+  app.use(async (c, next) => {
+    const foreign = foreignCaller({ host: c.req.header('host'), origin: c.req.header('origin') });
+    if (foreign)
+      return c.json(
+        { error: { code: 403, status: 'PERMISSION_DENIED', message: `Emulator: ${foreign}.` } },
+        403,
+      );
+    await next();
+  });
 
   app.onError((err, c) => {
     if (err instanceof SchedulerError) return fail(c, err.kind, err.message);

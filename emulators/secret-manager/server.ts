@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { PubSub } from '@google-cloud/pubsub';
 import { listenOn } from '../../shared/src/adapters/listen.js';
 import { type Clock, systemClock } from '../../shared/src/ports/clock.js';
+import { foreignCaller } from '../launcher/local-caller.js';
 import { adminError, adminRoute } from './admin.js';
 import { ApiError } from './api-error.js';
 import { Controls } from './controls.js';
@@ -68,6 +69,8 @@ export async function startSecretManagerEmulator(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
+    const foreign = foreignCaller(req.headers);
+    if (foreign) return sendError(res, new ApiError('PERMISSION_DENIED', `Emulator: ${foreign}.`), true);
     // A request target that is no URL (`GET http://[`) is the client's error, as the Compute emulator
     // answers it, not the emulator's 500.
     let url: URL;
