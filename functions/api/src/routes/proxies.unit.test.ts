@@ -30,6 +30,25 @@ const legacy = async (): Promise<ProxyResource> => aProxy({ spec: managedSpec() 
 
 const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
+/**
+ * A proxy named `old` stored with a health check written before a check that now refuses it: an edit of
+ * anything else must still go through (the answer to a capacity PATCH).
+ */
+async function editOfStoredHealthCheck(healthCheck: Partial<ProxyResource['spec']['healthCheck']>) {
+  const h = harness();
+  const old = await legacy();
+  await h.store.inner.create({
+    ...old,
+    name: 'old',
+    spec: {
+      ...old.spec,
+      credentialsRef: { secret: 's', version: 'latest' },
+      healthCheck: { ...old.spec.healthCheck, ...healthCheck },
+    },
+  });
+  return h.call('PATCH', '/v1/proxies/old/spec', { capacity: 9 });
+}
+
 /** As if reconcile had seen the current generation. */
 async function observed(h: ReturnType<typeof harness>, name: string) {
   const cur = await h.store.inner.get(name);
@@ -308,19 +327,7 @@ describe('a health-check URL with credentials in it', () => {
   });
 
   it('does not stop an edit of a proxy stored with one (written before the check)', async () => {
-    const h = harness();
-    const old = await legacy();
-    await h.store.inner.create({
-      ...old,
-      name: 'old',
-      spec: {
-        ...old.spec,
-        credentialsRef: { secret: 's', version: 'latest' },
-        healthCheck: { ...old.spec.healthCheck, url },
-      },
-    });
-    const res = await h.call('PATCH', '/v1/proxies/old/spec', { capacity: 9 });
-    expect(res.status).toBe(200);
+    expect((await editOfStoredHealthCheck({ url })).status).toBe(200);
   });
 });
 
@@ -358,19 +365,7 @@ describe('a health-check expectedStatus of 1xx', () => {
   });
 
   it('does not stop an edit of a proxy stored with one (written before the check)', async () => {
-    const h = harness();
-    const old = await legacy();
-    await h.store.inner.create({
-      ...old,
-      name: 'old',
-      spec: {
-        ...old.spec,
-        credentialsRef: { secret: 's', version: 'latest' },
-        healthCheck: { ...old.spec.healthCheck, expectedStatus: 100 },
-      },
-    });
-    const res = await h.call('PATCH', '/v1/proxies/old/spec', { capacity: 9 });
-    expect(res.status).toBe(200);
+    expect((await editOfStoredHealthCheck({ expectedStatus: 100 })).status).toBe(200);
   });
 });
 
