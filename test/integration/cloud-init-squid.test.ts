@@ -2,7 +2,7 @@
 // the ones the script installed, refuses the VM's own networks, listens on the proxy port only, and
 // hides the client from the target (no Via, no X-Forwarded-For, no Proxy-Authorization forwarded).
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ const why = !isRoot() ? 'not root' : await toolsMissing(['squid', 'ss', 'curl', 
 
 const USER = 'alice';
 const PASSWORD = 'Squid-Pa55:with-colon';
+const PERCENT_USER = 'percy';
+const PERCENT_PASSWORD = 'p%41ss%%100%';
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
 interface ProxyAnswer {
@@ -126,6 +128,16 @@ describe.skipIf(why !== '')(`squid on the rendered configuration${why ? ` (skipp
       F: passwd,
     });
     expect(w.code, w.stderr).toBe(0);
+    // A second user whose password holds what reads like a percent-escape: squid escapes the password it
+    // hands basic_ncsa_auth, which unescapes it, so `%41` stays `%41` (not `A`).
+    const other = join(dir, 'other.passwd');
+    const w2 = await runScriptFunctions(scriptFile, 'PROXY_USER=$U; PROXY_PASSWORD=$P; write_passwd "$F"', {
+      U: PERCENT_USER,
+      P: PERCENT_PASSWORD,
+      F: other,
+    });
+    expect(w2.code, w2.stderr).toBe(0);
+    appendFileSync(passwd, readFileSync(other));
 
     // The production defaults, and a variant that lets squid reach the loopback target.
     strict = await startSquid(
@@ -170,6 +182,12 @@ describe.skipIf(why !== '')(`squid on the rendered configuration${why ? ` (skipp
     expect(seen[0]).not.toHaveProperty('proxy-authorization');
     // squid's own `Cache-Control: max-age=259200` (its 3-day limit) marks a squid in the path.
     expect(seen[0]).not.toHaveProperty('cache-control');
+  });
+
+  it('takes a password holding % as written (%41 is not read as A)', async () => {
+    const url = `http://127.0.0.1:${targetPort}/`;
+    expect((await viaProxy(openPort, url, basic(PERCENT_USER, PERCENT_PASSWORD))).status).toBe(200);
+    expect((await viaProxy(openPort, url, basic(PERCENT_USER, 'pAss%%100%'))).status).toBe(407);
   });
 
   it('passes on a Cache-Control the client sent, as it was', async () => {

@@ -95,9 +95,9 @@ describe('SecretCloudInitResolver', () => {
     // `::` (the unspecified address, the VM's own loopback: sha256:71a18fda…, aa202fe50e098dd1), then
     // until it became the SSRF guard's ranges, with the NAT64, IPv4-compatible, SIIT and 6to4 forms of
     // the IPv4 ones (domain/cloud-init/blocked-destinations.ts), then until the script asked Secret
-    // Manager again for five minutes, refused `%` in passwords and squid stopped adding Cache-Control.
-    expect(out.digest).toBe('sha256:5323e29911bdac0331e18247814f6d4892bb6d33fd292524dcad6ecd362f9691');
-    expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('ab7264f61b14bcf3');
+    // Manager again for five minutes and squid stopped adding Cache-Control.
+    expect(out.digest).toBe('sha256:84453ece5c7086c87776a812d5fdd5160f25f144d4dc508eb0d5341ae9c8c9e9');
+    expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('76ee12531f387a44');
   });
 
   it('keeps what it read within the TTL only: a version pinned once and never again is not held for good', async () => {

@@ -16,13 +16,6 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
 export const EXTERNAL_USERNAME_PATTERN = /^[A-Za-z0-9._~!$&'()*+,;=%@-]{1,255}$/;
 /** Passwords: printable ASCII without spaces (Basic auth has no agreed charset beyond ASCII). */
 export const PASSWORD_PATTERN = /^[!-~]{1,256}$/;
-/**
- * A managed proxy's passwords: PASSWORD_PATTERN without `%`. squid's password helper (basic_ncsa_auth)
- * reads `%41` as an escape (`A`) before it checks the hash, so a password with `%` and two hex digits was
- * refused by every VM (its startup self-check failed: the proxy never served) while the Compute emulator's
- * proxies took it as written.
- */
-export const MANAGED_PASSWORD_PATTERN = /^[!-$&-~]{1,256}$/;
 
 export interface ProxyCredentials {
   username: string;
@@ -63,12 +56,6 @@ export function parseProxyCredentials(payload: string, rule: CredentialsRule = '
     return {
       ok: false,
       reason: "the username must be 1-255 of letters, digits and -._~!$&'()*+,;=%@",
-    };
-  if (rule === 'managed' && PASSWORD_PATTERN.test(password) && !MANAGED_PASSWORD_PATTERN.test(password))
-    return {
-      ok: false,
-      reason:
-        "the password of a managed proxy must not hold '%' (squid's password helper reads %XX as an escape)",
     };
   if (!PASSWORD_PATTERN.test(password)) {
     // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader of a

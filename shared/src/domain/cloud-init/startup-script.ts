@@ -5,11 +5,7 @@
 // with SHA-512 crypt, where tinyproxy keeps BasicAuth in clear in its config), destination ACLs to keep
 // the metadata server and private ranges out of reach, and per-header control. See docs/cloud-init.md.
 import { z } from 'zod';
-import {
-  CREDENTIALS_SECRET_METADATA_KEY,
-  MANAGED_PASSWORD_PATTERN,
-  USERNAME_PATTERN,
-} from './credentials.js';
+import { CREDENTIALS_SECRET_METADATA_KEY, USERNAME_PATTERN } from './credentials.js';
 import { DefaultCloudInitPort } from './proxy-port.js';
 import { shellQuote } from './shell.js';
 import { Cidr, ConnectPorts, connectPortsOfSquidConf, renderSquidConf } from './squid-conf.js';
@@ -230,13 +226,13 @@ read_secret() {
 
 # username:password (shared/src/domain/cloud-init/credentials.ts holds the same rules).
 parse_credentials() {
-  ${MANAGED_USERNAME_CHECK} pass_re='${MANAGED_PASSWORD_PATTERN.source}'
+  ${MANAGED_USERNAME_CHECK} pass_re='^[!-~]{1,256}$'
   [[ \${CREDENTIALS} == *:* ]] || die "the credentials secret must hold username:password"
   PROXY_USER=\${CREDENTIALS%%:*}
   PROXY_PASSWORD=\${CREDENTIALS#*:}
   CREDENTIALS=''
   [[ \${PROXY_USER} =~ \${user_re} ]] || die "the username must be 1-64 of [A-Za-z0-9._~-]"
-  [[ \${PROXY_PASSWORD} =~ \${pass_re} ]] || die "the password must be 1-256 printable ASCII characters without spaces or %"
+  [[ \${PROXY_PASSWORD} =~ \${pass_re} ]] || die "the password must be 1-256 printable ASCII characters without spaces"
 }
 
 # FILE gets user:SHA-512-crypt, readable by squid's helpers (group proxy); left alone when it already
