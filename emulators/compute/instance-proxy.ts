@@ -80,16 +80,17 @@ export function connectPortsOf(spec: InstanceSpec): number[] {
 }
 
 /**
- * The default startup script reads the secret with `curl --retry 5 --retry-delay 2` (startup-script.ts):
- * a passing failure — no answer, a 5xx, a rate limit — is tried again five times before the VM gives up
- * and its proxy stays down. So does the emulated boot: a busy Secret Manager emulator must not leave a VM
- * without a proxy for good where a real one would have read its secret on the next try.
+ * The default startup script reads the secret up to 20 times, 15 s apart (SECRET_ATTEMPTS, startup-script.ts)
+ * — whatever failed: no answer, a 5xx, and a refused or missing secret too (a grant made moments before the
+ * proxy takes minutes to reach Secret Manager) — before the VM gives up and its proxy stays down. So does
+ * the emulated boot, `credentialRetryDelayMs` apart (2 s by default: the local plane runs faster), so that a
+ * secret or grant made a little after the proxy serves locally as it does on GCE. Only a malformed secret
+ * is final at once: the script reads it once the read succeeds, and refuses it.
  */
-export const CREDENTIAL_READ_ATTEMPTS = 6;
+export const CREDENTIAL_READ_ATTEMPTS = 20;
 
-/** Worth another try: no answer or a passing error; never a missing, refused or malformed secret. */
-const passing = (err: unknown): boolean =>
-  err instanceof SecretAccessError ? err.kind === 'transient' : !(err instanceof MalformedCredentials);
+/** Worth another try: anything but a secret that was read and is malformed. */
+const passing = (err: unknown): boolean => !(err instanceof MalformedCredentials);
 
 /** The credentials a VM boots with, read as its startup script reads them (see CREDENTIAL_READ_ATTEMPTS). */
 export async function bootCredentials(
@@ -103,7 +104,7 @@ export async function bootCredentials(
   for (let attempt = 1; ; attempt++) {
     try {
       const value = await deps.resolveCredentials(secret, credentialsRuleOfVm(spec));
-      if (value === null) return { error: `secret ${secret} not found` };
+      if (value === null) throw new SecretAccessError('not_found', secret, `secret ${secret} not found`);
       if (!value.includes(':')) return { error: `secret ${secret} is not "user:pass"` };
       return { value };
     } catch (err) {
