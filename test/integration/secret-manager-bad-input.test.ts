@@ -159,7 +159,7 @@ describe('Secret Manager emulator under bad input', () => {
 
   it('a request target that is no URL → 400 INVALID_ARGUMENT on the raw socket, not a 500', async () => {
     const socket = connect(emulator.port, emulator.host);
-    socket.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    socket.write('GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     const answer = await readAll(socket);
     expect(answer).toMatch(/^HTTP\/1.1 400 /);
     expect(answer).toContain('"status":"INVALID_ARGUMENT"');
