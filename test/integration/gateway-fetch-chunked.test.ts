@@ -143,6 +143,17 @@ describe('/v1/fetch to an HTTP/1.0 client, over the response cap', () => {
     },
   );
 
+  // Joined, two Content-Types read as a charset `utf-8, text/plain`, and two Dates as no date at all.
+  it('keeps the first of a single-value field the target repeated, and joins a list-valued one', async () => {
+    const r = await http10Fetch(gw.httpPort, `http://${HOSTS.absolute}/repeated-fields`);
+    const head = r.bytes.toString('latin1');
+    expect(head).toMatch(/\r\ncontent-type: text\/html; charset=utf-8\r\n/i);
+    expect(head).not.toContain('text/plain');
+    expect(head).toMatch(/\r\ndate: Mon, 07 Dec 2026 10:00:00 GMT\r\n/i);
+    expect(head).not.toContain('10:00:01');
+    expect(head).toMatch(/\r\nvary: Accept, Cookie\r\n/i);
+  });
+
   it("passes a target's fields named like an object's own properties as they came", async () => {
     const r = await http10Fetch(gw.httpPort, `http://${HOSTS.absolute}/odd-names`);
     const head = r.bytes.toString('latin1');

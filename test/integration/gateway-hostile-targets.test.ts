@@ -192,6 +192,25 @@ describe('gateway facing hostile targets', () => {
     await noLoad();
   });
 
+  // A 502 said the chain failed: a crawler tried other proxies against a deliberate refusal.
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a status past 599 (999) is relayed, as the proxy listener relays it',
+    async (_, base) => {
+      const body = JSON.stringify({ url: `${base()}/999` });
+      const r = await rawExchange(
+        gw.httpPort,
+        `POST /v1/fetch HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nProxy-Authorization: ${AUTH}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        { timeoutMs: CLIENT_WAIT_MS },
+      );
+      expect(r.text).toMatch(/^HTTP\/1\.1 999 /);
+      expect(r.text).not.toContain('target_bad_response');
+      await noLoad();
+    },
+  );
+
   it.each([
     ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
     ['absolute form', () => `http://${SCRIPTED}`],

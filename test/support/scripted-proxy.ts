@@ -154,6 +154,12 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // Field names every plain JavaScript object has (inherited): fields like any other.
       s.write(`${ok}Constructor: x\r\n__proto__: z\r\nContent-Length: 2\r\n\r\nok`);
       return false;
+    case '/repeated-fields':
+      // Single-value fields sent twice (a target's own fault), beside list-valued ones.
+      s.write(
+        `${ok}Content-Type: text/html; charset=utf-8\r\nContent-Type: text/plain\r\nDate: Mon, 07 Dec 2026 10:00:00 GMT\r\nDate: Mon, 07 Dec 2026 10:00:01 GMT\r\nVary: Accept\r\nVary: Cookie\r\nContent-Length: 2\r\n\r\nok`,
+      );
+      return false;
     case '/204':
       s.write('HTTP/1.1 204 No Content\r\nX-Framing: none\r\n\r\n');
       return false;

@@ -11,7 +11,7 @@ import {
   type JsonPathSegment,
 } from '../../../shared/src/domain/duplicate-keys.js';
 import type { ClientAuth } from './client-auth.js';
-import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
+import { DROPPED_RESPONSE_HEADERS, FetchRequest, SINGLE_VALUE_FIELDS } from './fetch-request.js';
 import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
@@ -211,8 +211,10 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     onDeadline: (cut: () => void) => void,
   ) {
     const status = res.statusCode ?? 0;
-    // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
-    // 200–599, and neither does this one. Nor a body coded beyond chunked: Transfer-Encoding is dropped
+    // Node's parser takes any three digits from 100; an interim one (1xx) is never the answer here. A
+    // status past 599 is one (LinkedIn's 999 refuses a crawler): relayed as the proxy listener relays it —
+    // a 502 told the caller the chain failed, and it tried other proxies against a deliberate refusal.
+    // Not a body coded beyond chunked: Transfer-Encoding is dropped
     // here (the body goes chunked anew), and the gzip under it would go with no label (codedBeyondChunked);
     // an answer with no body (HEAD, 204, 304: Node reads a 205's body) has nothing to mislabel.
     const coded =
@@ -220,7 +222,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       status !== 204 &&
       status !== 304 &&
       method.toUpperCase() !== 'HEAD';
-    if (status < 200 || status > 599 || coded) {
+    if (status < 200 || status > 999 || coded) {
       res.destroy();
       done();
       deps.recorder.request('fetch', route, 'target_bad_response');
@@ -253,7 +255,10 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       if (name === 'set-cookie') {
         if (had) (had as string[]).push(value);
         else headers[name] = [value];
-      } else headers[name] = had === undefined ? value : `${had}, ${value}`;
+      } else if (had === undefined) headers[name] = value;
+      // A field that holds one value, repeated by the target: the first, as Node's own parser keeps it.
+      // Joined, two Content-Types read as a charset `utf-8, text/html`, two Dates as no date at all.
+      else if (!SINGLE_VALUE_FIELDS.has(name)) headers[name] = `${had}, ${value}`;
     }
     headers['x-proxyplane-route'] = route;
     // The target's Content-Length is dropped (DROPPED_RESPONSE_HEADERS), so Node sends the body chunked:

@@ -80,3 +80,17 @@ export const DROPPED_RESPONSE_HEADERS = new Set([
   'upgrade',
   'content-length',
 ]);
+
+// Response fields that hold one value (RFC 9110 §5.3: only list-valued fields may be joined with ", "):
+// a repeat keeps the first, as Node's own parser does for these (and for Date, whose join no parser reads).
+export const SINGLE_VALUE_FIELDS = new Set([
+  'age',
+  'content-type',
+  'date',
+  'etag',
+  'expires',
+  'last-modified',
+  'location',
+  'retry-after',
+  'server',
+]);
