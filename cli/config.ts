@@ -5,7 +5,8 @@
 //          credentials there too; PROXYPLANE_ADMIN_TOKEN then PROXYPLANE_CRAWLER_TOKEN for `proxies list`,
 //          discovery, which crawler tokens open too), else the tokens a running local plane wrote to its state.json when the
 //          URL is that plane's, else `gcloud auth print-identity-token` when gcloud is on PATH and the URL is https or
-//          this machine's (the admin's own Google identity is not sent in the clear elsewhere), else none
+//          this machine's and named (--api, PROXYPLANE_API_URL: the default port may be anyone's) — the admin's own
+//          Google identity is not sent in the clear elsewhere — else none
 //          (a local API with auth off needs none).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';

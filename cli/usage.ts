@@ -38,5 +38,6 @@ Flags for every command (after it, or --api and -o before it):
 
 Credentials: $PROXYPLANE_TOKEN, else $PROXYPLANE_ADMIN_TOKEN (admin commands) or
 $PROXYPLANE_CRAWLER_TOKEN (leases), else a running local plane's own tokens, else
-\`gcloud auth print-identity-token\` (sent only to an https:// API URL or one on this machine).
+\`gcloud auth print-identity-token\` (sent only to an https:// API URL, or over plain http to one on
+this machine you named with --api or $PROXYPLANE_API_URL).
 Exit codes: 0 done, 1 the API refused or could not be reached, 2 bad usage or input (nothing sent).`;

@@ -37,7 +37,7 @@ export interface ProxyBootDeps {
   pool: LoopbackPool;
   resolveCredentials?: ResolveCredentials;
   proxyTimeouts?: Partial<ProxyTimeouts>;
-  /** Between two reads of a VM's secret that failed in passing (the startup script's 2 s by default). */
+  /** Between two failed reads of a VM's secret (2 s by default; the startup script waits 15 s). */
   credentialRetryDelayMs?: number;
   /** allowed to every VM's CONNECT besides its own list (ComputeEmulatorOptions.hostConnectPorts) */
   hostConnectPorts?: readonly number[];

@@ -40,7 +40,7 @@ export interface ComputeEmulatorOptions {
    * echo URL's port, which every deployed VM allows). Tests leave it unset.
    */
   hostConnectPorts?: readonly number[];
-  /** Between two reads of a VM's secret that failed in passing (default 2 s, the startup script's). */
+  /** Between two failed reads of a VM's secret (default 2 s; the startup script waits 15 s: instance-proxy.ts). */
   credentialRetryDelayMs?: number;
   /** seeds ids and operation names */
   seed?: number;

@@ -42,6 +42,8 @@ beforeAll(async () => {
     deleteDelayMs: 50,
     addressRange: { first: '127.8.0.2', last: '127.8.255.254' },
     secretManagerEndpoint: `${secretManager.host}:${secretManager.port}`,
+    // A missing secret is read 20 times before the VM runs without a proxy: 10 ms apart, not 2 s.
+    credentialRetryDelayMs: 10,
   });
   clients = computeClients(emu.endpoint);
 });
