@@ -245,7 +245,9 @@ describe('bad paths, methods and parameters', () => {
 
   it('a client that disconnects mid-body and one that abandons an operation wait do no harm', async () => {
     const socket = connect(emu.port, emu.host);
-    socket.write(`POST ${instancesPath()} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n{"name":`);
+    socket.write(
+      `POST ${instancesPath()} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n{"name":`,
+    );
     await new Promise((r) => setTimeout(r, 50));
     socket.destroy();
 
