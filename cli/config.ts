@@ -12,8 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { loadLocalPorts, portOffsetOf, repoRoot } from '../shared/src/config/local-ports.js';
-import { parseIp } from '../shared/src/domain/gateway/ip.js';
-import { classifyIp, classifyName } from '../shared/src/domain/gateway/ssrf.js';
+import { isLoopbackHost } from '../shared/src/domain/gateway/ssrf.js';
 import { UsageError } from './errors.js';
 
 /** admin: admin-only routes. crawler: the lease routes. discovery: GET /v1/proxies, which takes either. */
@@ -149,8 +148,7 @@ function gcloudTokenMayGo(apiUrl: string): boolean {
   }
   if (url.protocol === 'https:') return true;
   // The gateway's own classification of this machine's addresses and names (IPv4-mapped forms included).
-  const ip = parseIp(url.hostname);
-  return (ip ? classifyIp(ip) : classifyName(url.hostname.toLowerCase())) === 'loopback';
+  return isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'));
 }
 
 export function readLocalState(env: CliEnv): { env?: Record<string, string> } | null {

@@ -6,8 +6,7 @@
 // browser sent from a page (an Origin header that is not this machine's) or that names a host that is
 // not this machine (the rebinding name). SDK clients and curl send neither.
 import type { IncomingHttpHeaders } from 'node:http';
-import { parseIp } from '../../shared/src/domain/gateway/ip.js';
-import { classifyIp } from '../../shared/src/domain/gateway/ssrf.js';
+import { isLoopbackHost } from '../../shared/src/domain/gateway/ssrf.js';
 
 /** Why a request is not a local caller's, or null when it is. */
 export function foreignCaller(headers: IncomingHttpHeaders): string | null {
@@ -30,11 +29,5 @@ function isLocalOrigin(origin: string): boolean {
 
 /** `localhost`, `*.localhost`, or a loopback address, with or without a port. */
 function isLocalAuthority(authority: string): boolean {
-  const host = authority
-    .toLowerCase()
-    .replace(/:\d*$/, '')
-    .replace(/^\[(.*)\]$/, '$1');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  const ip = parseIp(host);
-  return ip !== null && classifyIp(ip) === 'loopback';
+  return isLoopbackHost(authority.replace(/:\d*$/, '').replace(/^\[(.*)\]$/, '$1'));
 }

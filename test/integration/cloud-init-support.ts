@@ -1,16 +1,17 @@
 // Real processes for the cloud-init tests: the rendered script run by bash (its functions sourced with
 // PROXYPLANE_STARTUP_LIBRARY=1), a fake GCE metadata server, and squid on a rendered configuration.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type GroupProcess, startGroup } from '../../emulators/launcher/process-group.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 export function scratchDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = tempDir(prefix);
   // squid drops to the `proxy` user and must reach its logs and password file in here.
   chmodSync(dir, 0o755);
   return dir;

@@ -14,29 +14,13 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { healthInstanceKey } from '../../shared/src/domain/health/instance-key.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
+import { countCommitWrites } from '../support/replayed-commit-firestore.js';
 import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
 
 const FLEET = 8;
 const names = Array.from({ length: FLEET }, (_, i) => `steady-${i}`);
 let plane: ReconcilePlane;
 let deps: ReconcileDeps;
-
-/**
- * Counts the document writes every commit of `plane.db` carries — the store, the replacement slots, the
- * health reads all go through it — so that a write leaving a document as it was (no new update time)
- * counts too.
- */
-function countWrites(db: ReconcilePlane['db']): { writes: number } {
-  type Request = (method: string, request: { writes?: unknown[] }, ...rest: unknown[]) => Promise<unknown>;
-  const client = db as unknown as { request: Request };
-  const send = client.request.bind(db);
-  const counts = { writes: 0 };
-  client.request = (method, request, ...rest) => {
-    if (method === 'commit' || method === 'batchWrite') counts.writes += request.writes?.length ?? 0;
-    return send(method, request, ...rest);
-  };
-  return counts;
-}
 
 /** Each document of the project (every collection, sub-collections too) with its update time. */
 async function documents(): Promise<string[]> {
@@ -99,7 +83,7 @@ afterAll(() => plane?.stop());
 describe('a steady fleet', () => {
   it('is drift-polled by the sweep (real reconcile passes) at zero Firestore writes', async () => {
     const before = await documents();
-    const commits = countWrites(plane.db);
+    const commits = countCommitWrites(plane.db);
     expect(before.filter((d) => d.startsWith('proxies/'))).toHaveLength(FLEET);
     expect(before.filter((d) => d.startsWith('health/'))).toHaveLength(FLEET);
     const writesBefore = plane.counting.writes.length;

@@ -56,3 +56,19 @@ export function failNextCommitAfterLanding(db: Firestore, code: number): void {
     throw Object.assign(new Error(`${code} commit answer lost`), { code });
   };
 }
+
+/**
+ * Patches `db` to count the document writes its commits carry (batched writes too): a write that leaves
+ * a document as it was — no new update time — counts as well.
+ */
+export function countCommitWrites(db: Firestore): { writes: number } {
+  const client = db as unknown as { request: Request };
+  const send = client.request.bind(db);
+  const counts = { writes: 0 };
+  client.request = (method, request, tag, retryCodes) => {
+    if (method === 'commit' || method === 'batchWrite')
+      counts.writes += (request as { writes?: unknown[] }).writes?.length ?? 0;
+    return send(method, request, tag, retryCodes);
+  };
+  return counts;
+}

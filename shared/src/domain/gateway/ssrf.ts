@@ -101,6 +101,12 @@ export function classifyName(host: string): SsrfReason | null {
   return null;
 }
 
+/** Whether a URL's hostname (brackets dropped) names this machine: a loopback address, `localhost`. */
+export function isLoopbackHost(hostname: string): boolean {
+  const ip = parseIp(hostname);
+  return (ip ? classifyIp(ip) : classifyName(hostname.toLowerCase())) === 'loopback';
+}
+
 export interface AllowList {
   readonly cidrs: readonly Cidr[];
   /** "host:port" with the host normalised (lower case, IPv6 without brackets, in its RFC 5952 text). */

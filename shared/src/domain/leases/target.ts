@@ -14,7 +14,7 @@
 // (gateway/ip.ts isNoDnsName): kept as written it was a site of its own, and a ban reported under it did not
 // cool down the address every client reads it as (`new URL` writes "127.0.0.1"). A host name is at most
 // DNS's 253 characters, its port not counted.
-import { formatIpv6, isNoDnsName, parseIpv6, unmapped } from '../gateway/ip.js';
+import { ipv6LiteralText, isNoDnsName, parseIpv6 } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
 const HOST_NAME = /^[a-z0-9_]([-a-z0-9._]*[a-z0-9_])?$/;
@@ -32,8 +32,8 @@ function port(text: string): number | null {
 function ipv6(text: string): string | null {
   const bytes = /^[0-9a-f:.]+$/.test(text) ? parseIpv6(text) : null;
   if (!bytes) return null;
-  const ip = unmapped({ family: 6, bytes });
-  return ip.family === 4 ? ip.bytes.join('.') : `[${formatIpv6(bytes)}]`;
+  const host = ipv6LiteralText(bytes);
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** The one spelling of a target, or null when `text` is no host, host:port, [IPv6] or [IPv6]:port. */
